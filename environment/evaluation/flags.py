@@ -1,0 +1,42 @@
+"""Named flags. A HACK flag zeroes the score; a WARNING is reported and costs nothing by itself."""
+
+# --- hacks (score 0) -------------------------------------------------------------
+FORBIDDEN_IMPORT = "forbidden_import"          # threads, processes, sockets, ctypes, gc, inspect, ...
+FORBIDDEN_CALL = "forbidden_call"              # exec/eval, open for write, os.system, frame access, ...
+MONKEY_PATCH = "monkey_patch"                  # assigning into torch/time/triton/harness modules
+TRY_EXCEPT_FALLBACK = "try_except_fallback"    # try/except around kernel launches
+REFERENCE_MODEL_USE = "reference_model_use"    # subclassing or importing the reference Model
+TENSOR_SUBCLASS = "tensor_subclass"            # torch.Tensor subclasses, __torch_function__/dispatch
+DECOY_KERNEL = "decoy_kernel"                  # a Triton kernel defined but never launched
+OUTPUT_NOT_TENSOR = "output_not_plain_tensor"  # output is a subclass / lazy object / no real storage
+SANDBOX_VIOLATION = "sandbox_violation"        # the child was killed by seccomp (SIGSYS)
+PROTOCOL_VIOLATION = "protocol_violation"      # a malformed or forged frame on the result channel
+OUTPUT_PROVENANCE = "output_provenance"        # modeled mode: output bytes not written by a counted launch
+ATEN_IN_KERNEL = "aten_in_kernel"              # modeled mode: PyTorch ops executed inside a Triton program
+
+HACKS = frozenset({
+    FORBIDDEN_IMPORT, FORBIDDEN_CALL, MONKEY_PATCH, TRY_EXCEPT_FALLBACK, REFERENCE_MODEL_USE,
+    TENSOR_SUBCLASS, DECOY_KERNEL, OUTPUT_NOT_TENSOR, SANDBOX_VIOLATION, PROTOCOL_VIOLATION,
+    OUTPUT_PROVENANCE, ATEN_IN_KERNEL,
+})
+
+# --- warnings ----------------------------------------------------------------------
+INPUT_MUTATION = "input_mutation"              # the candidate wrote into its inputs (fails correctness)
+NONDETERMINISTIC = "nondeterministic"          # two runs on the same inputs differ (fails correctness)
+TIMEOUT = "timeout"
+MEMORY_LIMIT = "memory_limit"
+OUTPUT_TRUNCATED = "output_truncated"
+NO_CUSTOM_KERNEL = "no_custom_kernel"          # plain PyTorch: allowed, measured or modeled like any other
+IMPLAUSIBLE_SPEEDUP = "implausible_speedup"    # beyond the plausible bound: not rewarded
+CROSS_PROGRAM_RACE = "cross_program_race"      # read-after-write across programs of one launch
+MODELED_UNAVAILABLE = "modeled_unavailable"    # the modeled-time self-test failed; no speed credit
+AUDIT_EVENT = "audit_event"                    # the audit-hook tripwire saw a blocked event
+
+WARNINGS = frozenset({
+    INPUT_MUTATION, NONDETERMINISTIC, TIMEOUT, MEMORY_LIMIT, OUTPUT_TRUNCATED, NO_CUSTOM_KERNEL,
+    IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT,
+})
+
+
+def is_hack(flag: str) -> bool:
+    return flag.split(":", 1)[0] in HACKS

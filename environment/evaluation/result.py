@@ -1,0 +1,127 @@
+"""The one typed evaluation record, nested by pipeline stage.
+
+A stage that was not reached is ``None``. The same record is logged, rendered in the
+playground, carried in the observation (``KernelObservation.evaluation``) and exported.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SpeedupKind = Literal["measured_cuda", "measured_cpu", "modeled"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StaticResult(_Record):
+    ok: bool = Field(description="True when the source parsed and no forbidden construct was found.")
+    errors: list[str] = Field(default_factory=list, description="What is wrong, each with the fix.")
+    triton_kernels: list[str] = Field(default_factory=list, description="Names of @triton.jit functions defined.")
+    uses_triton: bool = Field(False, description="The source defines at least one Triton kernel.")
+
+
+class LoadResult(_Record):
+    ok: bool = Field(description="ModelNew imported, was constructed and ran once.")
+    error: Optional[str] = Field(None, description="Exception or failure text when not ok.")
+    exit_reason: Optional[str] = Field(None, description="How the child ended when it died: timeout, signal, exit code.")
+
+
+class Mismatch(_Record):
+    trial: int = Field(description="Trial index (0-based) of the first mismatch.")
+    distribution: str = Field(description="Input distribution of that trial.")
+    shape: dict[str, int] = Field(default_factory=dict, description="Problem dimensions of that trial.")
+    indices: list[list[int]] = Field(default_factory=list, description="First mismatching element indices.")
+    expected: list[float] = Field(default_factory=list, description="Reference values at those indices.")
+    actual: list[float] = Field(default_factory=list, description="Candidate values at those indices.")
+    max_abs_error: float = Field(0.0, description="Largest absolute error in that trial (NaN/Inf-aware).")
+    mean_abs_error: float = Field(0.0, description="Mean absolute error in that trial.")
+    mismatched: int = Field(0, description="Number of elements outside tolerance.")
+    total: int = Field(0, description="Number of elements compared.")
+
+
+class CorrectnessResult(_Record):
+    correct: bool = Field(description="Every trial matched, inputs untouched, and results deterministic.")
+    trials_passed: int = 0
+    trials_total: int = 0
+    max_abs_error: Optional[float] = Field(None, description="Largest absolute error over all compared trials.")
+    atol: float = 0.0
+    rtol: float = 0.0
+    error: Optional[str] = Field(None, description="The first failure, with its cause and a hint.")
+    mismatch: Optional[Mismatch] = None
+    inputs_mutated: bool = False
+    deterministic: bool = True
+
+
+class KernelLaunches(_Record):
+    triton_launches: int = Field(0, description="Triton kernel launches counted during one forward call.")
+    kernels_launched: list[str] = Field(default_factory=list, description="Names of Triton kernels that ran.")
+
+
+class TimingStats(_Record):
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    std_ms: float = 0.0
+    samples: int = 0
+
+
+class LaunchCost(_Record):
+    """One modeled launch on the target GPU (CPU hosts)."""
+    name: str
+    programs: int = 1
+    bytes_unique: int = 0
+    bytes_sectors: int = 0
+    flops: dict[str, float] = Field(default_factory=dict, description="FLOPs by precision.")
+    time_us: float = 0.0
+    bound: Literal["memory", "compute", "launch", "occupancy"] = "memory"
+
+
+class ModeledCost(_Record):
+    target: str = Field(description="Target GPU the roofline model describes.")
+    time_us: float
+    launches: list[LaunchCost] = Field(default_factory=list)
+
+
+class CompileInfo(_Record):
+    """Ahead-of-time compile of one Triton kernel for the target GPU."""
+    kernel: str
+    ok: bool
+    registers: Optional[int] = None
+    spills: Optional[int] = None
+    shared_bytes: Optional[int] = None
+    error: Optional[str] = None
+
+
+class PerformanceResult(_Record):
+    speedup: Optional[float] = Field(None, description="Reference time / candidate time, or None when not known.")
+    speedup_kind: Optional[SpeedupKind] = None
+    reference: Optional[TimingStats] = Field(None, description="Reference timing (ms) or modeled time (ms).")
+    candidate: Optional[TimingStats] = None
+    modeled_reference: Optional[ModeledCost] = None
+    modeled_candidate: Optional[ModeledCost] = None
+    compile: list[CompileInfo] = Field(default_factory=list)
+    note: Optional[str] = Field(None, description="Why the speedup is what it is (or missing).")
+
+
+class EvalResult(_Record):
+    task_id: str
+    backend: Literal["cpu", "cuda"]
+    static: StaticResult
+    load: Optional[LoadResult] = None
+    correctness: Optional[CorrectnessResult] = None
+    launches: Optional[KernelLaunches] = None
+    performance: Optional[PerformanceResult] = None
+    flags: list[str] = Field(default_factory=list, description="Detected hacks (see flags.py) and warnings.")
+    log: str = Field("", description="Captured stdout/stderr of the candidate, capped.")
+    wall_s: float = Field(0.0, description="Wall time of the whole evaluation.")
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self.static.ok and self.load is not None and self.load.ok)
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.correctness is not None and self.correctness.correct)
