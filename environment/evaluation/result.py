@@ -19,6 +19,7 @@ class _Record(BaseModel):
 class StaticResult(_Record):
     ok: bool = Field(description="True when the source parsed and no forbidden construct was found.")
     errors: list[str] = Field(default_factory=list, description="What is wrong, each with the fix.")
+    flags: list[str] = Field(default_factory=list, description="Named flags of forbidden constructs found.")
     triton_kernels: list[str] = Field(default_factory=list, description="Names of @triton.jit functions defined.")
     uses_triton: bool = Field(False, description="The source defines at least one Triton kernel.")
 

@@ -1,0 +1,67 @@
+"""The Space: OpenEnv's FastAPI app for kernel_env, plus the playground at /web when
+ENABLE_WEB_INTERFACE=true (API and playground on one port)."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.types import ConcurrencyConfig
+
+from environment.config import ServerConfig
+from environment.env import KernelEnvironment
+from environment.evaluation import harness
+from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
+from environment.models import KernelAction, KernelObservation, KernelState
+from environment.tasks import list_tasks
+
+# A same-uid process could otherwise read this server's memory and environment (tokens).
+prctl(PR_SET_DUMPABLE, 0)
+_config = ServerConfig()
+
+
+def _gradio_builder():
+    from ui.app import build_playground
+    return build_playground
+
+
+app = create_app(
+    KernelEnvironment, KernelAction, KernelObservation, env_name="kernel_env",
+    concurrency_config=ConcurrencyConfig(max_concurrent_envs=_config.max_sessions,
+                                         session_timeout=_config.session_timeout_s),
+    gradio_builder=_gradio_builder() if os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes")
+    else None,
+    custom_tab_name="Kernel Playground", custom_tab_primary=True, show_default_tab=False,
+    title_override="Kernel Playground", state_cls=KernelState,
+)
+
+
+@app.get("/tasks", tags=["kernel_env"], summary="Every task with id, difficulty, title and whether it is graded")
+def tasks() -> list[dict]:
+    return [t.summary() for t in list_tasks()]
+
+
+@app.get("/sandbox", tags=["kernel_env"], summary="Backend and the sandbox layers this host offers")
+def sandbox() -> dict:
+    return harness.pool().describe()
+
+
+@app.on_event("startup")
+def _warm_pool() -> None:
+    """Start a zygote in the background so the first step does not pay the interpreter start."""
+    import threading
+    threading.Thread(target=harness.pool().describe, daemon=True).start()
+
+
+def main() -> None:
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description="Serve kernel_env (API and, with ENABLE_WEB_INTERFACE=true, /web).")
+    parser.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=_config.port)
+    args = parser.parse_args()
+    uvicorn.run(app, host=args.host, port=args.port, ws_max_size=16 * 2**20)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Every tunable of kernel_env, read once from the environment with a documented default."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class HarnessConfig:
+    """Limits of one evaluation. Defaults fit a 2-core CPU host running the Triton interpreter."""
+
+    trials: int = 5                      # correctness trials (KernelBench uses 5)
+    timeout_s: float = 30.0              # per-command deadline for the candidate child
+    total_timeout_s: float = 120.0       # backstop for a whole evaluation (kills the process group)
+    memory_mb: int = 2048                # address space granted above the child's size after fork
+    cpu_seconds: int = 120               # RLIMIT_CPU of the child
+    max_file_mb: int = 16                # RLIMIT_FSIZE: caps captured output and any file written
+    log_cap_bytes: int = 16 * 1024       # captured output kept in the result
+    timing_rounds: int = 5               # timed rounds per side (median of these)
+    timing_calls: int = 3                # fresh input sets per timed round
+    seccomp: bool = True
+    landlock: bool = True
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    max_sessions: int = field(default_factory=lambda: _int("KERNEL_ENV_MAX_SESSIONS", 64))
+    max_turns: int = field(default_factory=lambda: _int("KERNEL_ENV_MAX_TURNS", 5))
+    workers: int = field(default_factory=lambda: _int("KERNEL_ENV_WORKERS", max(1, min(2, os.cpu_count() or 1))))
+    session_timeout_s: float = field(default_factory=lambda: _float("KERNEL_ENV_SESSION_TIMEOUT_S", 1800.0))
+    port: int = field(default_factory=lambda: _int("PORT", 8000))
+
+
+def harness_config() -> HarnessConfig:
+    return HarnessConfig(
+        trials=_int("KERNEL_ENV_TRIALS", 5),
+        timeout_s=_float("KERNEL_ENV_TIMEOUT_S", 30.0),
+        total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 120.0),
+        memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
+    )
+
+
+# Variables the evaluator processes never inherit (a same-uid child can read /proc/<pid>/environ).
+SECRET_ENV_PREFIXES = ("HF_", "HUGGING", "OPENAI", "API_KEY", "AWS_", "GITHUB_", "KERNEL_ENV_SECRET")

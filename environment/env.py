@@ -1,0 +1,142 @@
+"""KernelEnvironment: episode bookkeeping only. Evaluation is the harness's, scoring the reward's."""
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any, Optional
+
+from fastapi import HTTPException
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from environment import feedback, reward
+from environment.config import ServerConfig
+from environment.evaluation import harness
+from environment.evaluation.result import EvalResult
+from environment.models import KernelAction, KernelObservation, KernelState, Timings
+from environment.prompt import task_prompt
+from environment.tasks import GRADED_TASKS, get_task, list_tasks
+from environment.tasks.task import DIFFICULTIES
+
+
+class KernelEnvError(HTTPException, ValueError):
+    """API misuse: a 400 on HTTP, an error frame on WebSocket, with the fix in the message."""
+
+    def __init__(self, message: str):
+        super().__init__(status_code=400, detail=message)
+
+    def __str__(self) -> str:
+        return str(self.detail)
+
+
+class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._config = ServerConfig()
+        self._state = KernelState(episode_id=None, step_count=0)
+        self._task = None
+        self._done = True
+
+    # -- OpenEnv API ----------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
+              difficulty: Optional[str] = None, max_turns: Optional[int] = None, **kwargs: Any) -> KernelObservation:
+        if kwargs:
+            raise KernelEnvError(f"unknown reset argument(s) {sorted(kwargs)}; accepted: seed, episode_id, task_id, "
+                                 "difficulty, max_turns")
+        if seed is not None and (not isinstance(seed, int) or seed < 0):
+            raise KernelEnvError(f"seed must be a non-negative integer, got {seed!r}")
+        if max_turns is not None and (not isinstance(max_turns, int) or not 1 <= max_turns <= 50):
+            raise KernelEnvError(f"max_turns must be an integer from 1 to 50, got {max_turns!r}")
+        if difficulty is not None and difficulty not in DIFFICULTIES:
+            raise KernelEnvError(f"unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTIES)}")
+        seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        rng = random.Random(seed)
+        if task_id is not None:
+            try:
+                task = get_task(task_id)
+            except KeyError as exc:
+                raise KernelEnvError(exc.args[0]) from None
+            if difficulty is not None and task.difficulty != difficulty:
+                raise KernelEnvError(f"task {task_id!r} is {task.difficulty}, not {difficulty}; drop one of the two")
+        else:
+            pool = [t for t in list_tasks(difficulty) if t.graded] or list_tasks(difficulty)
+            task = pool[rng.randrange(len(pool))] if difficulty else get_task(GRADED_TASKS[rng.randrange(3)])
+        self._task = task
+        self._done = False
+        turns = max_turns or self._config.max_turns
+        self._state = KernelState(episode_id=episode_id or str(uuid.uuid4()), step_count=0, task_id=task.id,
+                                  seed=seed, turn=0, max_turns=turns, best_score=0.0, history=[], done=False)
+        return self._observation(reward_value=0.0)
+
+    def step(self, action: KernelAction, timeout_s: Optional[float] = None, **kwargs: Any) -> KernelObservation:
+        if self._task is None:
+            raise KernelEnvError("call reset() before step(): no episode is running. Over HTTP each request gets a "
+                                 "fresh environment, so play episodes over the WebSocket /ws (KernelEnv client)")
+        if self._done:
+            raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
+                                 "a new one")
+        st = self._state
+        result = harness.evaluate(self._task, action.code, seed=st.seed or 0, salt=f"{st.episode_id}:{st.turn}",
+                                  session=st.episode_id or "anonymous")
+        value, breakdown = reward.score(result)
+        history = st.history + [value]
+        turn = st.turn + 1
+        done = bool(action.finish) or turn >= st.max_turns
+        self._done = done
+        self._state = st.model_copy(update={"step_count": st.step_count + 1, "turn": turn, "history": history,
+                                            "best_score": max(st.best_score, value), "done": done})
+        return self._observation(result=result, score=value, breakdown=breakdown, reward_value=value, done=done)
+
+    @property
+    def state(self) -> KernelState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="kernel_env",
+            description="GPU kernel optimization: submit ModelNew (Triton or PyTorch) for a PyTorch reference; "
+                        "sandboxed correctness over secret-seeded trials, measured (CUDA) or modeled (CPU) speedup, "
+                        "reward-hack detection, reward breakdown.",
+            version="0.1.0",
+        )
+
+    # -- observation ----------------------------------------------------------------------
+    def _observation(self, result: Optional[EvalResult] = None, score: float = 0.0,
+                     breakdown: Optional[dict[str, float]] = None, reward_value: Optional[float] = None,
+                     done: bool = False) -> KernelObservation:
+        task, st = self._task, self._state
+        backend = harness.backend()
+        fields: dict[str, Any] = dict(
+            task_id=task.id, difficulty=task.difficulty, prompt=task_prompt(task, backend, st.max_turns),
+            reference_code=task.reference_code, turn=st.turn, max_turns=st.max_turns, backend=backend,
+            best_score=st.best_score, done=done, reward=reward_value, score=score,
+        )
+        if result is None:
+            fields["feedback"] = (f"New episode on {task.id} ({task.difficulty}). Submit ModelNew; you have "
+                                  f"{st.max_turns} turns.")
+            return KernelObservation(**fields)
+        perf = result.performance
+        c = result.correctness
+        fields.update(
+            compiled=result.compiled, correct=result.correct,
+            trials_passed=c.trials_passed if c else 0, trials_total=c.trials_total if c else 0,
+            max_abs_error=c.max_abs_error if c else None,
+            speedup=perf.speedup if perf else None, speedup_kind=perf.speedup_kind if perf else None,
+            timings=_timings(result), flags=list(result.flags), reward_breakdown=breakdown or {},
+            feedback=feedback.render(result, score, breakdown or {}), error=feedback.one_line_error(result),
+            evaluation=result,
+        )
+        return KernelObservation(**fields)
+
+
+def _timings(result: EvalResult) -> Optional[Timings]:
+    p = result.performance
+    if p is None or (p.reference is None and p.candidate is None):
+        return None
+    source = {"modeled": f"modeled {p.modeled_reference.target if p.modeled_reference else 'H100 SXM'} roofline "
+                         "estimate, not measured",
+              "measured_cpu": "measured on this host's CPU (wall clock of the trusted evaluator)",
+              "measured_cuda": "measured with CUDA events, L2 flushed"}.get(p.speedup_kind or "", "unknown")
+    return Timings(source=source, reference=p.reference, candidate=p.candidate)

@@ -1,0 +1,1 @@
+"""The harness: evaluate(task, source, config) -> EvalResult (see harness.py)."""

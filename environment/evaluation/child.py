@@ -1,0 +1,204 @@
+"""The child side of an evaluation: load a module in the sandbox, run it on the inputs it is sent,
+and send back bytes. It never sees a reference output, a secret or a verdict.
+
+The same loop serves the candidate (``ModelNew``) and the reference (``Model``), so both are run,
+timed and transported the same way.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+import traceback
+import types
+from typing import Any, NoReturn
+
+import torch
+
+from environment.evaluation import frames, sandbox
+from environment.evaluation.launches import LaunchCounter
+
+
+def _fmt_exc(exc: BaseException, filename: str) -> str:
+    frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    where = f" (line {frames_[-1].lineno}: `{(frames_[-1].line or '').strip()}`)" if frames_ else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _digest(tensors: list[torch.Tensor]) -> str:
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(frames.tensor_bytes(t))
+    return h.hexdigest()
+
+
+def _outputs(out: Any) -> tuple[list[torch.Tensor], bool]:
+    items = list(out) if isinstance(out, (tuple, list)) else [out]
+    plain = all(type(t) is torch.Tensor for t in items)
+    if plain:
+        plain = all(t.untyped_storage().nbytes() >= 0 and not t.is_meta for t in items)
+    return items, plain
+
+
+def _close_other_fds(keep: set[int]) -> None:
+    for fd in map(int, os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else range(3, 256):
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def child_main(job: dict[str, Any], cmd_fd: int, res_fd: int) -> NoReturn:
+    """Entry point right after fork. Never returns."""
+    code = 0
+    try:
+        _run(job, cmd_fd, res_fd)
+    except BaseException:  # the child's own failure: the evaluator sees a closed channel and the log
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _send(res_fd: int, nonce: str, header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> None:
+    frames.write_frame(res_fd, frames.encode(dict(header, nonce=nonce), list(tensors)))
+
+
+def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
+    tmpdir, nonce = job["tmpdir"], job["nonce"]
+    log_fd = os.open(os.path.join(tmpdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null_fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null_fd, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    _close_other_fds({cmd_fd, res_fd})
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+    os.chdir(tmpdir)
+    os.environ["TMPDIR"] = tmpdir
+    source_path = os.path.join(tmpdir, "submission.py")
+    with open(source_path, "w") as fh:
+        fh.write(job["source"])
+
+    limits = job["limits"]
+    sandbox.scrub_environment()
+    sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits["memory_mb"] * 2**20 if limits["memory_mb"] else None,
+                          limits["cpu_seconds"], limits["max_file_mb"] * 2**20)
+    audit_events: list[str] = []
+    layers = {"landlock": 0, "seccomp": False}
+    if limits.get("landlock"):
+        layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir])
+    if limits.get("seccomp"):
+        layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job["backend"] == "cuda",
+                                                  allow_exec=job["backend"] == "cuda")
+    sandbox.install_audit_tripwire(audit_events.append)
+
+    module = types.ModuleType("submission")
+    module.__file__ = source_path
+    sys.modules["submission"] = module
+    try:
+        exec(compile(job["source"], source_path, "exec"), module.__dict__)
+        cls = getattr(module, job["class_name"])
+        torch.manual_seed(job["init_seed"])
+        model = cls(*job["init_args"])
+        if isinstance(model, torch.nn.Module):
+            model.eval()
+    except BaseException as exc:  # the submission's fault: report it as data
+        _send(res_fd, nonce, {"kind": "loaded", "ok": False, "error": _fmt_exc(exc, source_path), "layers": layers})
+        return
+    _send(res_fd, nonce, {"kind": "loaded", "ok": True, "layers": layers})
+
+    device = torch.device(job["device"])
+    staged: list[list[torch.Tensor]] = []
+    timed_outputs: list[list[torch.Tensor]] = []
+    while True:
+        header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 3600)
+        cmd = header.get("cmd")
+        if cmd == "exit":
+            return
+        try:
+            if cmd == "run":
+                _send(res_fd, nonce, *_cmd_run(model, header, tensors, device, audit_events, source_path))
+            elif cmd == "stage":
+                arity = int(header["arity"])
+                staged = [[t.to(device) for t in tensors[i:i + arity]] for i in range(0, len(tensors), arity)]
+                timed_outputs = []
+                _send(res_fd, nonce, {"kind": "staged", "ok": True, "sets": len(staged)})
+            elif cmd == "time":
+                timed_outputs, elapsed = _cmd_time(model, staged, device)
+                _send(res_fd, nonce, {"kind": "timed", "ok": True, "elapsed_s": elapsed})
+            elif cmd == "fetch":
+                _send(res_fd, nonce, {"kind": "fetched", "ok": True}, timed_outputs[int(header["index"])])
+            elif cmd == "count":
+                from environment.evaluation.modeled.counting import CostCounter
+                inputs = [t.to(device) for t in tensors]
+                counter = CostCounter()
+                with torch.no_grad(), counter:
+                    out = model(*inputs)
+                items, _ = _outputs(out)
+                _send(res_fd, nonce, {"kind": "counted", "ok": True, "report": counter.report(outputs=items)})
+            else:
+                _send(res_fd, nonce, {"kind": "error", "ok": False, "error": f"unknown command {cmd!r}"})
+        except BaseException as exc:
+            _send(res_fd, nonce, {"kind": cmd, "ok": False, "error": _fmt_exc(exc, source_path)})
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _cmd_run(model, header, tensors, device, audit_events, source_path):
+    """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
+    the outputs, whether the inputs were written to, and the Triton launches of the first run."""
+    inputs = [t.to(device) for t in tensors]
+    digest_before = _digest(inputs)
+    outs: list[torch.Tensor] = []
+    launches: dict[str, int] = {}
+    plain_all, mutated, n_out = True, False, 0
+    for rep in range(int(header.get("repeat", 1))):
+        args = [t.clone() for t in inputs]
+        with torch.no_grad(), LaunchCounter() as counter:
+            out = model(*args)
+            _sync(device)
+        items, plain = _outputs(out)
+        plain_all &= plain
+        if not plain:
+            break
+        mutated |= _digest(args) != digest_before
+        if rep == 0:
+            launches, n_out = dict(counter.counts), len(items)
+        outs.extend(t.detach().to("cpu") for t in items)
+    return ({"kind": "ran", "ok": True, "plain": plain_all, "mutated": mutated, "launches": launches,
+             "outputs": n_out, "audit": list(audit_events)}, outs if plain_all else [])
+
+
+def _cmd_time(model, staged, device):
+    """Run each staged input set once. On CUDA: CUDA events around each call, L2 flushed before it
+    (we care about cold-cache performance), device-wide sync before the end event."""
+    outs = []
+    if device.type == "cuda":
+        flush = torch.empty(256 * 2**20 // 4, dtype=torch.float32, device=device)
+        total = 0.0
+        with torch.no_grad():
+            for args in staged:
+                flush.zero_()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                out = model(*args)
+                torch.cuda.synchronize()
+                end.record()
+                end.synchronize()
+                total += start.elapsed_time(end) / 1e3
+                outs.append(out)
+        return [_outputs(o)[0] for o in outs], total
+    start = time.perf_counter()
+    with torch.no_grad():
+        for args in staged:
+            outs.append(model(*args))
+    elapsed = time.perf_counter() - start
+    return [_outputs(o)[0] for o in outs], elapsed

@@ -1,0 +1,124 @@
+"""Forking and talking to one sandboxed child (candidate or reference) from the trusted evaluator."""
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import signal
+import time
+from typing import Any, Optional
+
+import torch
+
+from environment.evaluation import frames
+from environment.evaluation.child import child_main
+
+
+class ChildDied(Exception):
+    def __init__(self, reason: str, sandbox_kill: bool = False, timeout: bool = False):
+        super().__init__(reason)
+        self.reason, self.sandbox_kill, self.timeout = reason, sandbox_kill, timeout
+
+
+def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
+    """(human-readable exit reason, killed by seccomp)."""
+    if timed_out:
+        return "it ran past the time limit and was killed (an infinite loop, a sleep, or far too much work)", False
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGSYS:
+            return ("it was killed by the sandbox for a forbidden system call (process creation, signals to other "
+                    "processes, sockets, ptrace or namespaces)"), True
+        if sig == signal.SIGXCPU:
+            return "it exceeded its CPU-time limit", False
+        if sig == signal.SIGSEGV:
+            return "it crashed with a segmentation fault (out-of-bounds access or a stack overflow)", False
+        if sig == signal.SIGXFSZ:
+            return "it wrote more output than the file-size limit allows", False
+        return f"it was killed by signal {signal.Signals(sig).name}", False
+    if os.WIFEXITED(status):
+        return (f"it exited with code {os.WEXITSTATUS(status)} before answering (sys.exit, os._exit, or a crash "
+                "during import)"), False
+    return "it stopped unexpectedly", False
+
+
+class ChildHandle:
+    def __init__(self, job: dict[str, Any]):
+        self.nonce = job["nonce"] = secrets.token_hex(16)
+        self.tmpdir = job["tmpdir"]
+        cmd_r, cmd_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            os.close(cmd_w)
+            os.close(res_r)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            child_main(job, cmd_r, res_w)
+        os.close(cmd_r)
+        os.close(res_w)
+        fcntl.fcntl(cmd_w, fcntl.F_SETFL, fcntl.fcntl(cmd_w, fcntl.F_GETFL) | os.O_NONBLOCK)
+        self.pid, self.cmd_fd, self.res_fd = pid, cmd_w, res_r
+        self.status: Optional[int] = None
+        self.timed_out = False
+
+    def receive(self, timeout_s: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        try:
+            return frames.read_frame(self.res_fd, self.nonce, time.monotonic() + timeout_s)
+        except frames.Deadline:
+            self.timed_out = True
+            self.kill()
+            raise self._died()
+        except frames.ChannelClosed:
+            self.kill()
+            raise self._died()
+
+    def request(self, header: dict[str, Any], tensors: list[torch.Tensor] = (), timeout_s: float = 30.0):
+        deadline = time.monotonic() + timeout_s
+        try:
+            frames.write_frame(self.cmd_fd, frames.encode(dict(header, nonce=self.nonce), list(tensors)), deadline)
+        except frames.Deadline:
+            self.timed_out = True
+            self.kill()
+            raise self._died()
+        except frames.ChannelClosed:
+            self.kill()
+            raise self._died()
+        return self.receive(max(0.0, deadline - time.monotonic()))
+
+    def _died(self) -> ChildDied:
+        reason, sandbox_kill = describe_status(self.wait(), self.timed_out)
+        return ChildDied(reason, sandbox_kill=sandbox_kill, timeout=self.timed_out)
+
+    def kill(self) -> None:
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> int:
+        if self.status is None:
+            _, self.status = os.waitpid(self.pid, 0)
+        return self.status
+
+    def close(self) -> None:
+        if self.status is None:
+            try:
+                frames.write_frame(self.cmd_fd, frames.encode({"cmd": "exit", "nonce": self.nonce}),
+                                   time.monotonic() + 0.5)
+            except frames.FrameError:
+                pass
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.status = status
+                    break
+                time.sleep(0.005)
+            self.kill()
+            self.wait()
+        for fd in (self.cmd_fd, self.res_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

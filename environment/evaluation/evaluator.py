@@ -1,0 +1,216 @@
+"""The trusted side of one evaluation (stages 2-5), run in a process forked from the zygote.
+
+It forks the candidate child and the reference child before it makes any input, so neither child
+ever holds a trial input it was not sent nor any reference output; it compares outputs itself and
+its clock is the timing of record.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from dataclasses import asdict
+from typing import Any, Optional
+
+import torch
+
+from environment.config import HarnessConfig
+from environment.evaluation import flags as F
+from environment.evaluation.children import ChildDied, ChildHandle
+from environment.evaluation.compare import compare
+from environment.evaluation.inputs import init_args, make_inputs, plan_trials
+from environment.evaluation.performance import measure, model_speed
+from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
+                                           PerformanceResult, StaticResult)
+from environment.tasks.task import Task
+
+
+def _read_log(path: str, cap: int) -> tuple[str, bool]:
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            data = fh.read(cap)
+    except OSError:
+        return "", False
+    text = data.decode("utf-8", errors="replace")
+    if size > cap:
+        text += f"\n[... {size - cap} more bytes of output omitted ...]"
+    return text, size > cap
+
+
+def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backend: str, init: list[Any],
+         init_seed: int) -> dict[str, Any]:
+    return {"tmpdir": tempfile.mkdtemp(prefix="kenv-"), "source": source, "class_name": class_name,
+            "init_args": init, "init_seed": init_seed, "backend": backend,
+            "device": "cuda" if backend == "cuda" else "cpu",
+            "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
+                       "max_file_mb": config.max_file_mb, "timeout_s": config.timeout_s,
+                       "landlock": config.landlock, "seccomp": config.seccomp}}
+
+
+class Evaluation:
+    def __init__(self, task: Task, source: str, static: StaticResult, seeds: list[int], config: HarnessConfig,
+                 backend: str):
+        self.task, self.source, self.static, self.seeds = task, source, static, seeds
+        self.config, self.backend = config, backend
+        self.flags: list[str] = []
+        self.load: Optional[LoadResult] = None
+        self.correctness: Optional[CorrectnessResult] = None
+        self.launches: Optional[KernelLaunches] = None
+        self.performance: Optional[PerformanceResult] = None
+
+    def run(self) -> EvalResult:
+        started = time.monotonic()
+        reference = self.task.load_reference()
+        init = init_args(reference)
+        init_seed = self.seeds[-1] % (2**31)
+        cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed)
+        ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed)
+        ref_job["limits"] = dict(ref_job["limits"], seccomp=self.config.seccomp)
+        cand = ChildHandle(cand_job)
+        ref = ChildHandle(ref_job)
+        log, truncated = "", False
+        try:
+            self._stages(reference, cand, ref)
+        finally:
+            cand.close()
+            ref.close()
+            log, truncated = _read_log(os.path.join(cand_job["tmpdir"], "output.log"), self.config.log_cap_bytes)
+            ref_log, _ = _read_log(os.path.join(ref_job["tmpdir"], "output.log"), 4096)
+            for job in (cand_job, ref_job):
+                shutil.rmtree(job["tmpdir"], ignore_errors=True)
+        if truncated:
+            self.flags.append(F.OUTPUT_TRUNCATED)
+        return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, load=self.load,
+                          correctness=self.correctness, launches=self.launches, performance=self.performance,
+                          flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started)
+
+    def _fail_load(self, died: ChildDied) -> None:
+        self.load = LoadResult(ok=False, error=f"The submission did not finish loading: {died.reason}.",
+                               exit_reason=died.reason)
+        if died.sandbox_kill:
+            self.flags.append(F.SANDBOX_VIOLATION)
+        if died.timeout:
+            self.flags.append(F.TIMEOUT)
+
+    def _stages(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
+        timeout = self.config.timeout_s
+        try:
+            ref_header, _ = ref.receive(timeout)
+        except ChildDied as died:
+            raise RuntimeError(f"task {self.task.id}: the reference failed to load ({died.reason})") from None
+        if not ref_header.get("ok"):
+            raise RuntimeError(f"task {self.task.id}: the reference failed to load: {ref_header.get('error')}")
+        try:
+            header, _ = cand.receive(timeout)
+        except ChildDied as died:
+            return self._fail_load(died)
+        if header.get("kind") != "loaded":
+            self.flags.append(F.PROTOCOL_VIOLATION)
+            self.load = LoadResult(ok=False, error="The child sent an unexpected frame before loading.")
+            return
+        if not header.get("ok"):
+            error = str(header.get("error"))
+            if "MemoryError" in error:
+                self.flags.append(F.MEMORY_LIMIT)
+            self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
+            return
+        self.load = LoadResult(ok=True)
+        try:
+            self._correctness(reference, cand, ref)
+            if self.correctness and self.correctness.correct and not any(F.is_hack(f) for f in self.flags):
+                self.performance = self._performance(reference, cand, ref)
+        except ChildDied as died:
+            if died.sandbox_kill:
+                self.flags.append(F.SANDBOX_VIOLATION)
+            if died.timeout:
+                self.flags.append(F.TIMEOUT)
+            if self.correctness is None:
+                self.correctness = CorrectnessResult(correct=False, trials_total=self.config.trials,
+                                                     atol=self.task.atol, rtol=self.task.rtol,
+                                                     error=f"The submission stopped while running: {died.reason}.")
+            elif self.performance is None:
+                self.performance = PerformanceResult(note=f"Timing stopped: {died.reason}.")
+        except Exception as exc:  # frames.FrameError and friends: a forged or broken channel
+            from environment.evaluation.frames import FrameError
+            if not isinstance(exc, FrameError):
+                raise
+            self.flags.append(F.PROTOCOL_VIOLATION)
+            self.correctness = self.correctness or CorrectnessResult(
+                correct=False, trials_total=self.config.trials, error=f"Result channel violated the protocol: {exc}")
+
+    def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
+        task, timeout = self.task, self.config.timeout_s
+        trials = plan_trials(task, self.backend, self.seeds[: self.config.trials])
+        passed, max_err, error, mismatch = 0, 0.0, None, None
+        mutated, deterministic, launches = False, True, None
+        for trial in trials:
+            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
+            repeat = 2 if trial.index == 0 else 1
+            # candidate first, on its own copies; the reference after, in another process
+            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat}, inputs, timeout)
+            r_head, r_out = ref.request({"cmd": "run", "repeat": 1}, inputs, timeout)
+            if not r_head.get("ok"):
+                raise RuntimeError(f"task {task.id}: the reference failed: {r_head.get('error')}")
+            for event in c_head.get("audit") or ():
+                self.flags.append(f"{F.AUDIT_EVENT}:{event}")
+            if not c_head.get("ok"):
+                error = error or f"trial {trial.index} raised {c_head.get('error')}"
+                if "MemoryError" in str(c_head.get("error")):
+                    self.flags.append(F.MEMORY_LIMIT)
+                continue
+            if not c_head.get("plain"):
+                self.flags.append(F.OUTPUT_NOT_TENSOR)
+                error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"
+                break
+            if launches is None:
+                launches = c_head.get("launches") or {}
+            n_ref, n_out = int(r_head["outputs"]), int(c_head.get("outputs", 0))
+            if n_out != n_ref or len(c_out) != n_out * repeat:
+                error = error or (f"forward returned {n_out} tensor(s), the reference returns {n_ref}: return the "
+                                  "same number of outputs")
+                continue
+            mutated |= bool(c_head.get("mutated"))
+            ok = True
+            for k in range(n_ref):
+                err, m_abs, mm = compare(r_out[k], c_out[k], task.atol, task.rtol, trial.index,
+                                         trial.distribution, trial.shape)
+                max_err = max(max_err, m_abs)
+                if err:
+                    ok = False
+                    error, mismatch = error or err, mismatch or mm
+            if ok and repeat == 2:
+                for k in range(n_ref):
+                    err, _, _ = compare(c_out[k], c_out[n_out + k], task.atol, task.rtol, trial.index,
+                                        trial.distribution, trial.shape)
+                    if err:
+                        deterministic = False
+            passed += ok
+        if mutated:
+            self.flags.append(F.INPUT_MUTATION)
+            error = error or "forward wrote into its input tensors; inputs must be left untouched"
+        if not deterministic:
+            self.flags.append(F.NONDETERMINISTIC)
+            error = error or ("two runs on identical inputs gave different results (reading uninitialised memory, "
+                              "or a race): make the kernel deterministic")
+        self.launches = KernelLaunches(triton_launches=sum((launches or {}).values()),
+                                       kernels_launched=sorted(launches or {}))
+        if self.static.uses_triton and self.launches.triton_launches == 0 and passed:
+            self.flags.append(F.DECOY_KERNEL)
+            error = error or ("a Triton kernel is defined but never launched; the result came from other code. "
+                              "Launch your kernel in forward")
+        if not self.static.uses_triton:
+            self.flags.append(F.NO_CUSTOM_KERNEL)
+        correct = passed == len(trials) and not mutated and deterministic and error is None
+        self.correctness = CorrectnessResult(
+            correct=correct, trials_passed=passed, trials_total=len(trials),
+            max_abs_error=max_err if passed or mismatch else None, atol=task.atol, rtol=task.rtol,
+            error=None if correct else error, mismatch=mismatch, inputs_mutated=mutated, deterministic=deterministic)
+
+    def _performance(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> PerformanceResult:
+        if self.backend == "cpu" and os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled") == "modeled":
+            return model_speed(self, reference, cand, ref)
+        return measure(self, reference, cand, ref)

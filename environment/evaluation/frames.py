@@ -1,0 +1,149 @@
+"""The private channel between the trusted evaluator and a child: JSON header + raw tensor bytes.
+
+Never pickle: unpickling a child's object would run the child's code in the trusted process.
+Every frame carries the per-run nonce, its declared sizes are checked before anything is read,
+and reads and writes have deadlines so a child that stops reading (or floods) cannot wedge the
+parent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+MAGIC = b"KPF1"
+MAX_HEADER = 4 * 1024 * 1024
+MAX_PAYLOAD = 1 << 30
+DTYPES = {
+    "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
+    "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+class FrameError(Exception):
+    """A malformed, forged or late frame. The evaluator treats it as a protocol violation."""
+
+
+class ChannelClosed(FrameError):
+    """The other side closed the channel (or died) before a whole frame arrived."""
+
+
+class Deadline(FrameError):
+    """The other side did not answer in time."""
+
+
+def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+    return {"dtype": _NAMES[t.dtype], "shape": list(t.shape)}
+
+
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().tobytes()
+    return t.numpy().tobytes()
+
+
+def encode(header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> bytes:
+    blobs = [tensor_bytes(t) for t in tensors]
+    header = dict(header, tensors=[dict(tensor_meta(t), nbytes=len(b)) for t, b in zip(tensors, blobs)])
+    head = json.dumps(header, allow_nan=True).encode()
+    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(blobs)
+
+
+def _decode_tensor(meta: Any, blob: memoryview) -> torch.Tensor:
+    dtype = DTYPES[meta["dtype"]]
+    shape = [int(s) for s in meta["shape"]]
+    if dtype == torch.bfloat16:
+        arr = np.frombuffer(blob, dtype=np.int16).copy()
+        return torch.from_numpy(arr).view(torch.bfloat16).reshape(shape)
+    arr = np.frombuffer(blob, dtype=torch.empty((), dtype=dtype).numpy().dtype).copy()
+    return torch.from_numpy(arr).reshape(shape)
+
+
+def _validate_meta(meta: Any) -> int:
+    if not isinstance(meta, dict) or meta.get("dtype") not in DTYPES or not isinstance(meta.get("shape"), list):
+        raise FrameError("tensor descriptor must have a known dtype and a shape list")
+    if not all(isinstance(s, int) and 0 <= s < 1 << 40 for s in meta["shape"]):
+        raise FrameError("tensor shape must be non-negative integers")
+    numel = 1
+    for s in meta["shape"]:
+        numel *= s
+    nbytes = numel * torch.empty((), dtype=DTYPES[meta["dtype"]]).element_size()
+    if meta.get("nbytes") != nbytes:
+        raise FrameError("tensor nbytes does not match dtype and shape")
+    return nbytes
+
+
+def _read_exact(fd: int, n: int, deadline: float) -> bytearray:
+    buf = bytearray()
+    while len(buf) < n:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise Deadline(f"no complete frame within the deadline ({len(buf)}/{n} bytes)")
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ChannelClosed(f"channel closed after {len(buf)}/{n} bytes")
+        buf += chunk
+    return buf
+
+
+def read_frame(fd: int, nonce: Optional[str], deadline: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    """Read one frame; check magic, sizes and nonce before trusting any of it."""
+    head = _read_exact(fd, 8, deadline)
+    if bytes(head[:4]) != MAGIC:
+        raise FrameError("bad frame magic")
+    (length,) = struct.unpack("<I", bytes(head[4:]))
+    if length > MAX_HEADER:
+        raise FrameError(f"frame header of {length} bytes exceeds {MAX_HEADER}")
+    try:
+        header = json.loads(bytes(_read_exact(fd, length, deadline)))
+    except ValueError as exc:
+        raise FrameError(f"frame header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise FrameError("frame header must be a JSON object")
+    if nonce is not None and header.get("nonce") != nonce:
+        raise FrameError("frame nonce does not match this run")
+    metas = header.get("tensors", [])
+    if not isinstance(metas, list):
+        raise FrameError("tensors must be a list")
+    sizes = [_validate_meta(m) for m in metas]
+    if sum(sizes) > MAX_PAYLOAD:
+        raise FrameError("frame payload too large")
+    payload = memoryview(_read_exact(fd, sum(sizes), deadline)) if sizes else memoryview(b"")
+    tensors, offset = [], 0
+    for meta, size in zip(metas, sizes):
+        tensors.append(_decode_tensor(meta, payload[offset:offset + size]))
+        offset += size
+    return header, tensors
+
+
+def write_frame(fd: int, data: bytes, deadline: Optional[float] = None) -> None:
+    """Write a whole frame. With a deadline the fd must be non-blocking: a peer that stops reading
+    cannot hold the writer past it."""
+    view = memoryview(data)
+    while view:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Deadline("peer did not read the frame within the deadline")
+            _, ready, _ = select.select([], [fd], [], remaining)
+            if not ready:
+                continue
+        try:
+            n = os.write(fd, view[: 1 << 20])
+        except BlockingIOError:
+            continue
+        except (BrokenPipeError, OSError) as exc:
+            raise ChannelClosed(f"peer closed the channel ({exc})") from None
+        view = view[n:]

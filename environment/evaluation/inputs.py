@@ -1,0 +1,55 @@
+"""Trial inputs: the harness owns shapes, seeds and distributions (the candidate never picks them)."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from environment.tasks.task import WIDE_SCALE, Task
+
+
+@dataclass(frozen=True)
+class Trial:
+    index: int
+    shape: dict[str, int]
+    distribution: str
+    seed: int
+
+
+def derive_seeds(secret: bytes, public_seed: int, task_id: str, salt: str, n: int) -> list[int]:
+    """Seeds for n trials from the server's secret and the public seed: reproducible for the
+    server, unpredictable for a submission that knows only the public seed."""
+    out = []
+    for i in range(n):
+        digest = hashlib.sha256(secret + f"|{public_seed}|{task_id}|{salt}|{i}".encode()).digest()
+        out.append(int.from_bytes(digest[:7], "little"))
+    return out
+
+
+def plan_trials(task: Task, backend: str, seeds: list[int]) -> list[Trial]:
+    """Cycle shapes and distributions so every shape and every distribution is exercised."""
+    shapes = task.shapes(backend) or ({},)
+    dists = task.distributions
+    return [Trial(i, dict(shapes[i % len(shapes)]), dists[(i + i // len(shapes)) % len(dists)], s)
+            for i, s in enumerate(seeds)]
+
+
+def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: int) -> list[torch.Tensor]:
+    for name, value in shape.items():
+        setattr(reference, name, value)
+    gen_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        inputs = list(reference.get_inputs())
+    finally:
+        torch.random.set_rng_state(gen_state)
+    if distribution == "wide":
+        inputs = [t * WIDE_SCALE if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    return [t.contiguous() if isinstance(t, torch.Tensor) else torch.tensor(t) for t in inputs]
+
+
+def init_args(reference: Any) -> list[Any]:
+    """Constructor arguments; must be plain JSON-able values or tensors (sent to both children)."""
+    return list(reference.get_init_inputs())

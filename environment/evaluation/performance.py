@@ -1,0 +1,86 @@
+"""Stage 5: speed. Measured (CUDA events on a GPU host, the evaluator's wall clock on CPU) or modeled
+(H100 roofline estimate from counted bytes and FLOPs, CPU hosts: interpreter time means nothing)."""
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from typing import Any
+
+from environment.evaluation import flags as F
+from environment.evaluation.compare import compare
+from environment.evaluation.inputs import make_inputs
+from environment.evaluation.result import PerformanceResult, TimingStats
+
+# Beyond these a speedup is implausible for a correct kernel of these tasks (KernelBench flags >10x).
+PLAUSIBLE_SPEEDUP = {"measured_cpu": 10.0, "measured_cuda": 20.0}
+
+
+def stats(samples_s: list[float]) -> TimingStats:
+    ms = [s * 1e3 for s in samples_s]
+    return TimingStats(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
+                       std_ms=statistics.pstdev(ms) if len(ms) > 1 else 0.0, samples=len(ms))
+
+
+def _round_trip(child, calls: int, timeout: float) -> tuple[float, float]:
+    start = time.perf_counter()
+    head, _ = child.request({"cmd": "time"}, (), timeout)
+    wall = time.perf_counter() - start
+    if not head.get("ok"):
+        raise RuntimeError(head.get("error"))
+    return wall, float(head.get("elapsed_s", 0.0))
+
+
+def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
+    """Interleave reference and candidate rounds on fresh inputs (new storage and values every call),
+    subtract the channel's own round-trip cost, and re-check one timed output of every round."""
+    cfg, task, backend = ev.config, ev.task, ev.backend
+    kind = "measured_cuda" if backend == "cuda" else "measured_cpu"
+    shape = max(task.shapes(backend), key=lambda s: sum(s.values()) if s else 0)
+    rng = random.Random(ev.seeds[-1])
+    null = {}
+    for child in (cand, ref):  # channel cost with nothing to run
+        child.request({"cmd": "stage", "arity": 1}, (), cfg.timeout_s)
+        null[child.pid] = statistics.median(_round_trip(child, 0, cfg.timeout_s)[0] for _ in range(3))
+    samples: dict[int, list[float]] = {cand.pid: [], ref.pid: []}
+    for rnd in range(cfg.timing_rounds):
+        sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48)) for _ in range(cfg.timing_calls)]
+        flat = [t for s in sets for t in s]
+        order = (ref, cand) if rnd % 2 == 0 else (cand, ref)
+        for child in order:
+            child.request({"cmd": "stage", "arity": len(sets[0])}, flat, cfg.timeout_s)
+            wall, inner = _round_trip(child, cfg.timing_calls, cfg.timeout_s)
+            per_call_wall = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
+            if backend == "cuda":
+                if inner > wall * 1.05:  # a child cannot spend more time than the parent waited
+                    ev.flags.append(F.PROTOCOL_VIOLATION)
+                    return PerformanceResult(note="The child's timer disagrees with the evaluator's clock.")
+                samples[child.pid].append(inner / cfg.timing_calls)
+            else:
+                samples[child.pid].append(per_call_wall)
+        j = rng.randrange(cfg.timing_calls)
+        _, c_out = cand.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
+        _, r_out = ref.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
+        for k, r in enumerate(r_out):
+            err, _, _ = compare(r, c_out[k] if k < len(c_out) else r.new_empty(0), task.atol, task.rtol, -1,
+                                "normal", shape)
+            if err:
+                ev.correctness = ev.correctness.model_copy(update={
+                    "correct": False,
+                    "error": f"A timed call returned a wrong result ({err}); results must be computed on every call, "
+                             "not cached"})
+                return PerformanceResult(note="A timed call returned a wrong result.")
+    ref_stats, cand_stats = stats(samples[ref.pid]), stats(samples[cand.pid])
+    speedup = ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else None
+    note = ("Measured on this host's CPU: wall clock of the trusted evaluator, channel cost subtracted."
+            if backend == "cpu" else "Measured with CUDA events, L2 flushed before every call.")
+    if speedup is not None and speedup > PLAUSIBLE_SPEEDUP[kind]:
+        ev.flags.append(F.IMPLAUSIBLE_SPEEDUP)
+        note += f" A speedup of {speedup:.1f}x is beyond the plausible {PLAUSIBLE_SPEEDUP[kind]:.0f}x and earns no credit."
+    return PerformanceResult(speedup=speedup, speedup_kind=kind, reference=ref_stats, candidate=cand_stats, note=note)
+
+
+def model_speed(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
+    """Modeled speedup on the target GPU (CPU hosts). Wired to environment.evaluation.modeled."""
+    from environment.evaluation.modeled_bridge import modeled_performance
+    return modeled_performance(ev, reference, cand, ref)

@@ -1,0 +1,139 @@
+"""Server side of the harness: a few warm zygote processes and a fair queue in front of them.
+
+With 2 cores, 1-2 evaluations run at once; waiting requests are served session by session
+(the session with the fewest evaluations served goes next), so one busy trainer cannot starve a
+person clicking Submit.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Optional
+
+from environment.config import SECRET_ENV_PREFIXES, HarnessConfig
+from environment.evaluation import frames
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def child_environment() -> dict[str, str]:
+    """The evaluators' environment: no tokens (a same-uid child can read /proc/<pid>/environ)."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SECRET_ENV_PREFIXES)}
+    env.setdefault("TRITON_INTERPRET", "1" if not os.path.exists("/dev/nvidia0") else "0")
+    env["OMP_NUM_THREADS"] = "1"
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+class Zygote:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "environment.evaluation.zygote"], cwd=str(ROOT),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(),
+                                     start_new_session=True)
+        header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + 180)
+        self.backend: str = header["backend"]
+        self.layers: dict[str, Any] = header["layers"]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        frames.write_frame(self.proc.stdin.fileno(), frames.encode(request))
+        header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + timeout_s)
+        return header
+
+    def close(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
+
+
+class EvaluatorPool:
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._lock = threading.Condition()
+        self._idle: list[Zygote] = []
+        self._started = 0
+        self._served: dict[str, int] = {}
+        self._waiting: list[tuple[int, str]] = []
+        self._tickets = itertools.count()
+        self.info: Optional[dict[str, Any]] = None
+
+    def _zygote(self) -> Zygote:
+        z = Zygote()
+        self.info = {"backend": z.backend, "layers": z.layers}
+        return z
+
+    def describe(self) -> dict[str, Any]:
+        if self.info is None:
+            z = self._zygote()
+            with self._lock:
+                self._idle.append(z)
+                self._started += 1
+        return dict(self.info, workers=self.workers)
+
+    def _acquire(self, session: str) -> Zygote:
+        ticket = next(self._tickets)
+        with self._lock:
+            self._waiting.append((ticket, session))
+            while True:
+                mine_next = min(self._waiting, key=lambda w: (self._served.get(w[1], 0), w[0]))[0] == ticket
+                if mine_next and (self._idle or self._started < self.workers):
+                    self._waiting.remove((ticket, session))
+                    self._served[session] = self._served.get(session, 0) + 1
+                    if self._idle:
+                        return self._idle.pop()
+                    self._started += 1
+                    break
+                self._lock.wait()
+        try:
+            return self._zygote()
+        except BaseException:
+            with self._lock:
+                self._started -= 1
+                self._lock.notify_all()
+            raise
+
+    def _release(self, z: Optional[Zygote]) -> None:
+        with self._lock:
+            if z is not None and z.alive():
+                self._idle.append(z)
+            else:
+                self._started -= 1
+            self._lock.notify_all()
+
+    def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
+        z = self._acquire(session)
+        try:
+            response = z.call(dict(request, id=secrets.token_hex(8), nonce=secrets.token_hex(16)), timeout_s + 30)
+        except frames.FrameError as exc:
+            z.close()
+            self._release(None)
+            return {"kind": "crash", "error": f"the evaluation worker failed ({exc})"}
+        self._release(z)
+        return response
+
+    def close(self) -> None:
+        with self._lock:
+            for z in self._idle:
+                z.close()
+            self._idle.clear()
+
+
+def task_payload(task) -> dict[str, Any]:
+    fields = asdict(task)
+    fields["reference_path"] = str(task.reference_path)
+    fields["folder"] = str(task.folder) if task.folder else None
+    fields.pop("solutions", None)
+    return fields
+
+
+def config_payload(config: HarnessConfig) -> dict[str, Any]:
+    return asdict(config)

@@ -1,0 +1,229 @@
+"""Sandbox layers applied inside a child right before candidate code is imported.
+
+Layers (each stops attacks the others miss; see the README table):
+  rlimits   memory, CPU time, file size, no core dumps
+  Landlock  filesystem: read-only system and Python dirs, read-write only the child's temp dir,
+            no TCP bind/connect (ABI >= 4), no signals or abstract sockets outside the domain (ABI >= 6)
+  seccomp   kills the process on fork/exec, signals to others, ptrace, sockets, namespaces, ...
+  audit     a Python audit hook: a tripwire that logs, not a wall (it can be bypassed in-process)
+The child holds no secret, no reference output and no verdict, so defeating a layer in-process
+gains nothing but what that layer guarded.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import platform
+import resource
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Callable, Optional
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+# Landlock (generic syscall numbers, the same on x86_64 and aarch64)
+_LL_CREATE, _LL_ADD, _LL_RESTRICT = 444, 445, 446
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1, 2, 4, 8
+_FS_ALL_V1 = (1 << 13) - 1
+_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
+
+
+def prctl(option: int, arg: int) -> int:
+    return _libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0)
+
+
+def landlock_abi() -> int:
+    """Landlock ABI version the kernel offers, 0 when absent."""
+    if platform.system() != "Linux":
+        return 0
+    r = _libc.syscall(_LL_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(int(r), 0)
+
+
+def seccomp_available() -> bool:
+    try:
+        import pyseccomp  # noqa: F401
+    except Exception:
+        return False
+    return bool(ctypes.util.find_library("seccomp"))
+
+
+def probe_layers() -> dict[str, object]:
+    """What this host offers; reported on /metadata and /health."""
+    abi = landlock_abi()
+    return {"landlock_abi": abi, "landlock": abi > 0, "seccomp": seccomp_available(), "rlimits": True,
+            "audit_hook": True, "user_namespaces": os.path.exists("/proc/self/ns/user") and _userns_allowed()}
+
+
+def _userns_allowed() -> bool:
+    try:
+        return Path("/proc/sys/kernel/unprivileged_userns_clone").read_text().strip() != "0"
+    except OSError:
+        return True
+
+
+def apply_rlimits(memory_bytes: Optional[int], cpu_seconds: int, file_bytes: int) -> None:
+    if memory_bytes:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def current_vm_bytes() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def read_only_roots() -> list[str]:
+    """Directories a child may read: the interpreter, its libraries and system libraries only —
+    not the application (tasks and solutions), not /proc, not /tmp (other evaluations)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/etc/ld.so.cache",
+             "/etc/localtime", "/dev/null", "/dev/urandom", "/dev/zero", "/sys/devices/system/cpu"}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            paths.add(p)
+    for entry in sys.path:
+        if "site-packages" in entry or "dist-packages" in entry:
+            paths.add(entry)
+    if os.path.exists("/dev/nvidia0"):  # CUDA hosts: the driver's device nodes
+        paths.update(str(p) for p in Path("/dev").glob("nvidia*"))
+        paths.update({"/proc/driver/nvidia", "/sys/bus/pci", "/proc/self"})
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list[str] = ()) -> int:
+    """Restrict the filesystem, TCP and signals of this process and its descendants. Returns the ABI
+    used (0: unavailable, nothing applied)."""
+    abi = landlock_abi()
+    if abi <= 0:
+        return 0
+    fs = _FS_ALL_V1
+    if abi >= 2:
+        fs |= _FS_REFER
+    if abi >= 3:
+        fs |= _FS_TRUNCATE
+    if abi >= 5:
+        fs |= _FS_IOCTL_DEV
+    attr = _RulesetAttr(fs, (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0,
+                        (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 else 0)
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    ruleset = _libc.syscall(_LL_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    file_ro = _FS_READ_FILE | _FS_EXECUTE
+    dir_ro = file_ro | _FS_READ_DIR
+    file_rw = file_ro | _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+    try:
+        for path, access_dir in [(p, dir_ro) for p in read_only] + [(p, fs) for p in read_write]:
+            _add_rule(ruleset, path, access_dir, file_rw if access_dir == fs else file_ro)
+        if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+        if _libc.syscall(_LL_RESTRICT, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def _add_rule(ruleset: int, path: str, dir_access: int, file_access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        access = dir_access if os.path.isdir(path) else file_access & (_FS_EXECUTE | _FS_WRITE_FILE |
+                                                                       _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV)
+        rule = _PathBeneath(access, fd)
+        if _libc.syscall(_LL_ADD, ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule), ctypes.c_uint32(0)):
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)
+
+
+KILLED_SYSCALLS = (
+    "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
+    "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "socket", "socketpair", "setsid", "setpgid",
+    "unshare", "setns", "mount", "umount2", "chroot", "pivot_root", "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff",
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "mknod", "mknodat",
+)
+CLONE_THREAD = 0x00010000
+
+
+def apply_seccomp(allow_threads: bool, allow_exec: bool = False) -> bool:
+    """Kill the process on any syscall an evaluation never needs. Signals only to itself."""
+    try:
+        import pyseccomp as sc
+    except Exception:
+        return False
+    f = sc.SyscallFilter(sc.ALLOW)
+    for name in KILLED_SYSCALLS:
+        if allow_exec and name in ("fork", "vfork", "execve"):
+            continue
+        try:
+            f.add_rule(sc.KILL_PROCESS, name)
+        except Exception:
+            pass  # syscall unknown on this architecture
+    pid = os.getpid()
+    f.add_rule(sc.KILL_PROCESS, "kill", sc.Arg(0, sc.NE, pid))
+    f.add_rule(sc.KILL_PROCESS, "tgkill", sc.Arg(0, sc.NE, pid))
+    f.add_rule(sc.KILL_PROCESS, "tkill")
+    f.add_rule(sc.ERRNO(38), "clone3")  # ENOSYS: glibc falls back to clone, which is filtered below
+    if not allow_exec:
+        # clone without CLONE_THREAD is a fork; with it, a thread (refused unless allowed)
+        f.add_rule(sc.KILL_PROCESS, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
+        if not allow_threads:
+            f.add_rule(sc.ERRNO(1), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    f.load()
+    return True
+
+
+def install_audit_tripwire(report: Callable[[str], None]) -> None:
+    """Log (not block) events a kernel never needs. Bypassable in-process; the walls are above."""
+    watched = {"os.system", "os.fork", "os.forkpty", "os.kill", "os.killpg", "subprocess.Popen", "socket.connect",
+               "socket.bind", "ctypes.dlopen", "os.exec", "os.posix_spawn",
+               "sys.setprofile", "sys.settrace", "object.__setattr__", "gc.get_objects", "gc.get_referrers"}
+    seen: set[str] = set()
+
+    def hook(event: str, args: tuple) -> None:
+        if event in watched and event not in seen:
+            if event == "object.__setattr__" and not (args and type(args[0]).__name__ == "module"):
+                return
+            seen.add(event)
+            report(event)
+
+    sys.addaudithook(hook)
+
+
+def scrub_environment() -> None:
+    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TRITON_INTERPRET", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+            "TRITON_CACHE_DIR", "TMPDIR"}
+    for key in list(os.environ):
+        if key not in keep:
+            del os.environ[key]

@@ -1,0 +1,143 @@
+"""The warm zygote: a process that has imported torch, triton and the harness once and forks one
+evaluator per request (ready in milliseconds instead of a ~1 s interpreter start).
+
+It never runs a multi-threaded op (forked children would hang on OpenMP), never runs candidate
+code, and kills each evaluation's whole process group when it ends. As a child subreaper it also
+collects grandchildren that escaped the group.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from environment.evaluation import frames
+from environment.evaluation.sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, prctl, probe_layers
+
+
+def _warm_up(backend: str) -> None:
+    import io
+
+    import torch
+    import triton
+    import triton.language as tl
+
+    torch.set_num_threads(1)
+
+    @triton.jit
+    def _add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    device = "cuda" if backend == "cuda" else "cpu"
+    x = torch.zeros(64, device=device)
+    _add[(1,)](x, torch.empty_like(x), 64, BLOCK=64)
+    torch.save(x.cpu(), io.BytesIO())
+    torch.nn.functional.gelu(x + 1)
+    import environment.evaluation.child  # noqa: F401  (children must not pay this import)
+    try:
+        import environment.evaluation.modeled.counting  # noqa: F401
+    except ImportError:
+        pass
+
+
+def _reap_orphans() -> None:
+    """Kill and collect any process reparented to us (an escapee from a swept process group)."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            try:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _evaluate_in_child(request: dict, out_fd: int) -> None:
+    from environment.config import HarnessConfig
+    from environment.evaluation.evaluator import Evaluation
+    from environment.evaluation.result import StaticResult
+    from environment.tasks.task import Task
+
+    task_fields = dict(request["task"])
+    for key in ("reference_path", "folder"):
+        if task_fields.get(key):
+            task_fields[key] = Path(task_fields[key])
+    task_fields["solutions"] = {}
+    for key in ("cpu_shapes", "gpu_shapes", "distributions"):
+        task_fields[key] = tuple(task_fields[key])
+    task = Task(**task_fields)
+    config = HarnessConfig(**request["config"])
+    static = StaticResult(**request["static"])
+    result = Evaluation(task, request["source"], static, request["seeds"], config, request["backend"]).run()
+    frames.write_frame(out_fd, frames.encode({"kind": "result", "nonce": request["nonce"],
+                                              "result": result.model_dump(mode="json")}))
+
+
+def main() -> None:
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # stray prints go to stderr, never into the channel
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    import torch
+
+    backend = "cuda" if torch.cuda.is_available() else "cpu"
+    _warm_up(backend)
+    frames.write_frame(channel_out, frames.encode({"kind": "ready", "backend": backend, "layers": probe_layers(),
+                                                  "pid": os.getpid()}))
+    while True:
+        try:
+            request, _ = frames.read_frame(channel_in, None, time.monotonic() + 10**9)
+        except frames.FrameError:
+            return  # the server went away
+        r_fd, w_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            os.close(r_fd)
+            os.close(channel_in)
+            os.close(channel_out)
+            code = 0
+            try:
+                _evaluate_in_child(request, w_fd)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            os._exit(code)
+        os.close(w_fd)
+        budget = float(request["config"]["total_timeout_s"])
+        try:
+            header, _ = frames.read_frame(r_fd, request["nonce"], time.monotonic() + budget)
+            response = {"kind": "result", "result": header["result"]}
+        except frames.Deadline:
+            response = {"kind": "timeout", "error": f"the evaluation exceeded {budget:.0f} s and was killed"}
+        except frames.FrameError as exc:
+            response = {"kind": "crash", "error": f"the evaluator failed ({exc}); see the server log"}
+        finally:
+            os.close(r_fd)
+            try:
+                os.killpg(pid, signal.SIGKILL)  # sweep the whole evaluation: evaluator, children, strays
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+            _reap_orphans()
+        frames.write_frame(channel_out, frames.encode(dict(response, id=request["id"])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""The human-readable report of one evaluation: what happened, and what to do next."""
+from __future__ import annotations
+
+from typing import Optional
+
+from environment.evaluation import flags as F
+from environment.evaluation.result import EvalResult
+
+HINTS = {
+    F.DECOY_KERNEL: "Launch the Triton kernel you defined; the output must come from it.",
+    F.TRY_EXCEPT_FALLBACK: "Remove try/except: a fallback hides a broken kernel.",
+    F.REFERENCE_MODEL_USE: "Do not use the reference Model; implement the computation in ModelNew.",
+    F.SANDBOX_VIOLATION: "Do not create processes or threads, send signals, or open sockets.",
+    F.INPUT_MUTATION: "Do not write into input tensors; allocate the output (torch.empty_like).",
+    F.NONDETERMINISTIC: "Initialise every output element on every call; avoid races between programs.",
+    F.TIMEOUT: "Make the submission finish quickly: no infinite loops or sleeps; fewer, larger programs.",
+    F.MEMORY_LIMIT: "Allocate less memory.",
+}
+
+
+def one_line_error(result: EvalResult) -> Optional[str]:
+    if not result.static.ok:
+        return result.static.errors[0] if result.static.errors else "static checks failed"
+    if result.load is not None and not result.load.ok:
+        return result.load.error
+    if result.correctness is not None and not result.correctness.correct:
+        return result.correctness.error
+    hacks = [f for f in result.flags if F.is_hack(f)]
+    if hacks:
+        return f"reward hack detected: {', '.join(hacks)}"
+    return None
+
+
+def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str:
+    lines: list[str] = []
+    s = result.static
+    if not s.ok:
+        lines.append("Static checks failed:")
+        lines += [f"  - {e}" for e in s.errors]
+    elif result.load is not None and not result.load.ok:
+        lines.append(f"Compile/load failed: {result.load.error}")
+    elif result.correctness is not None:
+        c = result.correctness
+        state = "correct" if c.correct else "WRONG"
+        err = f"max abs error {c.max_abs_error:.3g}" if c.max_abs_error is not None else "no comparable output"
+        lines.append(f"Correctness: {state} — {c.trials_passed}/{c.trials_total} trials passed "
+                     f"(atol={c.atol:g}, rtol={c.rtol:g}; {err}).")
+        if c.error:
+            lines.append(f"  First failure: {c.error}")
+        if c.mismatch is not None:
+            m = c.mismatch
+            lines.append(f"  Mismatch: {m.mismatched}/{m.total} elements; mean abs error {m.mean_abs_error:.3g}.")
+    if result.launches is not None and result.launches.triton_launches:
+        lines.append(f"Triton launches per forward: {result.launches.triton_launches} "
+                     f"({', '.join(result.launches.kernels_launched)}).")
+    p = result.performance
+    if p is not None:
+        if p.speedup is not None:
+            label = {"modeled": "Modeled speedup (H100 roofline estimate, not measured)",
+                     "measured_cpu": "Measured CPU speedup", "measured_cuda": "Measured CUDA speedup"}[p.speedup_kind]
+            lines.append(f"{label}: {p.speedup:.3f}x"
+                         + (f" (reference {p.reference.median_ms:.4g} ms, yours {p.candidate.median_ms:.4g} ms)"
+                            if p.reference and p.candidate else "") + ".")
+        if p.note:
+            lines.append(f"  {p.note}")
+        for info in p.compile:
+            if not info.ok:
+                lines.append(f"  sm_90 compile of {info.kernel} failed: {info.error}")
+    hacks = sorted(f for f in result.flags if F.is_hack(f))
+    warns = sorted(f for f in result.flags if not F.is_hack(f))
+    if hacks:
+        lines.append(f"Reward hack detected ({', '.join(hacks)}): score 0.")
+    if warns:
+        lines.append(f"Warnings: {', '.join(warns)}.")
+    for flag in {f.split(':', 1)[0] for f in result.flags}:
+        if flag in HINTS:
+            lines.append(f"Hint: {HINTS[flag]}")
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in breakdown.items())
+    lines.append(f"Score {score:.3f} = {parts}.")
+    if result.correct and p is not None and p.speedup is not None and p.speedup < 1.5:
+        lines.append("Next: fuse operations into fewer kernels and move fewer bytes to raise the speedup.")
+    return "\n".join(lines)

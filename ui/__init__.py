@@ -1,0 +1,1 @@
+"""The Gradio playground mounted at /web."""
