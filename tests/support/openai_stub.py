@@ -1,0 +1,197 @@
+"""A local OpenAI-compatible chat-completions server with scripted policies (stands in for the HF router).
+
+The policy is the requested model name:
+
+- ``policy/correct``: a shipped correct solution of the task named by the prompt's ``Task: <id>``
+  line (``solutions/correct/torch_*.py`` first: plain PyTorch evaluates fastest);
+- ``policy/correct-triton``: a shipped correct Triton solution (``triton_*.py``);
+- ``policy/broken``: a ``ModelNew`` that runs but returns wrong values;
+- ``policy/timeout``: answers only after ``timeout_s`` seconds (longer than any client timeout);
+- ``policy/prose``: an explanation without any code;
+- ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
+- ``policy/error``: HTTP 500.
+
+Every request is kept in ``server.requests`` (path, headers, JSON body) for assertions.
+
+>>> with OpenAIStub() as stub:
+...     client = OpenAI(base_url=stub.base_url, api_key="test")
+
+or the pytest fixture ``openai_stub`` (import it into a test module or a conftest).
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
+POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "think", "error")
+
+BROKEN_CODE = '''\
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, *inputs):
+        # Wrong on purpose: the right shape, the wrong values.
+        return inputs[0] * 0.5 + 1.0
+'''
+
+PROSE = ("To optimise this operation I would fuse the elementwise work into a single kernel, "
+         "mask the tail, and keep the reduction in registers. Let me know if you want the code.")
+
+
+def task_of(messages: list[dict[str, Any]]) -> Optional[str]:
+    """The task id announced by the ``Task: <id>`` line of the last user message."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            found = re.search(r"^Task: (\S+)", str(message.get("content", "")), re.MULTILINE)
+            return found.group(1) if found else None
+    return None
+
+
+def solution(task_id: Optional[str], prefix: str = "torch_") -> Optional[str]:
+    """The source of a shipped correct solution, preferring files named ``prefix*``."""
+    if not task_id or not re.fullmatch(r"[\w-]+", task_id):
+        return None
+    folder = PROBLEMS / task_id / "solutions" / "correct"
+    files = sorted(folder.glob("*.py"))
+    preferred = [f for f in files if f.name.startswith(prefix)]
+    chosen = (preferred or files)[:1]
+    return chosen[0].read_text() if chosen else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout policy)
+            pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [
+                {"id": f"policy/{p}", "object": "model", "created": 0, "owned_by": "stub"} for p in POLICIES]})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON"}})
+            return
+        self.server.stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        model = str(body.get("model", ""))
+        policy = model.removeprefix("policy/")
+        if policy not in POLICIES:
+            self._send(404, {"error": {"message": f"unknown model {model!r}", "type": "invalid_request_error"}})
+            return
+        if policy == "error":
+            self._send(500, {"error": {"message": "scripted server error", "type": "server_error"}})
+            return
+        if policy == "timeout":
+            self.server.stub.stopped.wait(self.server.stub.timeout_s)
+        self._send(200, _completion(model, self.server.stub.reply(policy, body.get("messages") or [])))
+
+
+def _completion(model: str, content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-" + uuid.uuid4().hex[:12],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a sleeping timeout request must not hold up shutdown
+    stub: "OpenAIStub"
+
+
+class OpenAIStub:
+    """The server, on 127.0.0.1 and a free port, served from a daemon thread."""
+
+    def __init__(self, timeout_s: float = 30.0):
+        self.timeout_s = timeout_s
+        self.requests: list[dict[str, Any]] = []
+        self.stopped = threading.Event()
+        self._server: Optional[_Server] = None
+        self._thread: Optional[threading.Thread] = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the stub first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def reply(self, policy: str, messages: list[dict[str, Any]]) -> str:
+        task_id = task_of(messages)
+        if policy in ("correct", "think", "timeout", "correct-triton"):
+            code = solution(task_id, "triton_" if policy == "correct-triton" else "torch_")
+            if code is None:
+                return f"I do not know the task {task_id!r}."
+            if policy == "think":
+                text = ("<think>\nThe reference is simple; a first draft:\n```python\nclass ModelNew: pass\n```\n"
+                        "No, I will write the full module.\n</think>\nHere is the module:\n```python\n"
+                        + code + "```\n")
+                return text.replace("\n", "\r\n")
+            return f"Here is a faster implementation.\n\n```python\n{code}```\n"
+        if policy == "broken":
+            return f"```python\n{BROKEN_CODE}```"
+        return PROSE
+
+    def start(self) -> "OpenAIStub":
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.stub = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "OpenAIStub":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+@pytest.fixture
+def openai_stub():
+    """A running OpenAIStub; ``openai_stub.base_url`` is the OpenAI ``base_url``."""
+    with OpenAIStub() as stub:
+        yield stub
