@@ -83,8 +83,9 @@ def compare(out, expected, tol: dict):
     try:
         torch.testing.assert_close(out, expected, atol=tol["atol"], rtol=tol["rtol"])
     except AssertionError as err:
-        return str(err).strip().splitlines()[0] + " " + " ".join(
-            line.strip() for line in str(err).splitlines() if "Greatest absolute" in line)
+        lines = str(err).strip().splitlines()
+        return " ".join([lines[0]] + [line.strip() for line in lines
+                                      if line.startswith(("Greatest absolute", "Absolute"))])
     return None
 
 

@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+M = 127
+N = 257
+
+
+class Model(nn.Module):
+    """Row-wise log-sum-exp over the last dimension."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x: [M, N] -> out: [M]
+        return torch.logsumexp(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs():
+    return []
