@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install everything the tests need and run the whole suite (what .ci/run calls).
+#   bash scripts/test.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if ! command -v chromium >/dev/null 2>&1; then   # Debian's browser for the Playwright tests
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+python3 -m venv .venv
+. .venv/bin/activate
+pip install -q --upgrade pip
+pip install -q "torch==2.13.0"
+pip install -q -r requirements.txt -r requirements-test.txt
+pip install -q -e . --no-deps
+
+# The older openenv-core CLI ("openenv validate" structure check) lives in its own venv:
+# both distributions install the same `openenv` module and must never share one.
+if [ ! -x .venv-openenv-core/bin/openenv ]; then
+  python3 -m venv .venv-openenv-core
+  .venv-openenv-core/bin/pip install -q "openenv-core==0.3.0"
+fi
+
+export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+set +e
+python -m pytest -p no:cacheprovider "$@"
+code=$?
+set -e
+[ "$code" -eq 5 ] && { echo "pytest collected no tests"; exit 1; }
+exit "$code"
