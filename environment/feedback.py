@@ -14,7 +14,7 @@ HINTS = {
     F.INPUT_MUTATION: "Do not write into input tensors; allocate the output (torch.empty_like).",
     F.NONDETERMINISTIC: "Initialise every output element on every call; avoid races between programs.",
     F.TIMEOUT: "Make the submission finish quickly: no infinite loops or sleeps; fewer, larger programs.",
-    F.MEMORY_LIMIT: "Allocate less memory.",
+    F.MEMORY_LIMIT: "The submission ran out of memory: allocate only what the output needs.",
 }
 
 

@@ -41,6 +41,10 @@ def _read_log(path: str, cap: int) -> tuple[str, bool]:
     return text, size > cap
 
 
+def _out_of_memory(error: str) -> bool:
+    return any(m in error for m in ("MemoryError", "can't allocate memory", "Cannot allocate memory", "out of memory"))
+
+
 def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backend: str, init: list[Any],
          init_seed: int) -> dict[str, Any]:
     return {"tmpdir": tempfile.mkdtemp(prefix="kenv-"), "source": source, "class_name": class_name,
@@ -114,7 +118,7 @@ class Evaluation:
             return
         if not header.get("ok"):
             error = str(header.get("error"))
-            if "MemoryError" in error:
+            if _out_of_memory(error):
                 self.flags.append(F.MEMORY_LIMIT)
             self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
             return
@@ -159,7 +163,7 @@ class Evaluation:
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")
             if not c_head.get("ok"):
                 error = error or f"trial {trial.index} raised {c_head.get('error')}"
-                if "MemoryError" in str(c_head.get("error")):
+                if _out_of_memory(str(c_head.get("error"))):
                     self.flags.append(F.MEMORY_LIMIT)
                 continue
             if not c_head.get("plain"):
