@@ -6,7 +6,10 @@ solution fails somewhere, the output is not degenerate (not constant, changes wh
 input changes), every Triton solution really launches a kernel, and the interpreter wall time of
 each Triton solution is reported per shape (and for the optional model_shape).
 
-    TRITON_INTERPRET=1 python -m environment.tasks.check_solutions [task_id ...]
+    python environment/tasks/check_solutions.py [task_id ...]
+
+Run it as a script (not with -m, which imports the environment package and numpy first): it sets
+TRITON_INTERPRET=1 and OPENBLAS_NUM_THREADS=1 before numpy and triton are imported.
 
 This is a developer tool that runs shipped, trusted files in-process; candidate code is never
 run this way (the harness in environment/evaluation/ sandboxes it).
@@ -14,6 +17,9 @@ run this way (the harness in environment/evaluation/ sandboxes it).
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
+# Interpreted tl.dot calls numpy's matmul; a multithreaded OpenBLAS on a busy machine makes each
+# small dot ~1000x slower (40 ms instead of 0.04 ms for 64x128x64), so pin it to one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import ast
