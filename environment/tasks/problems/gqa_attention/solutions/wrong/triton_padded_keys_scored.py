@@ -1,0 +1,60 @@
+"""Wrong: padded keys are loaded as zeros but their scores are not set to -inf, so they get softmax weight."""
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def flash_gqa_kernel(q_ptr, k_ptr, v_ptr, o_ptr, HQ, HKV, S, D, qk_scale,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)  # b * HQ + h
+    b = bh // HQ
+    kv_head = (bh % HQ) // (HQ // HKV)
+    q_base = bh * S * D
+    kv_base = (b * HKV + kv_head) * S * D
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    d_mask = offs_d[None, :] < D
+    q = tl.load(q_ptr + q_base + offs_m[:, None] * D + offs_d[None, :],
+                mask=(offs_m[:, None] < S) & d_mask, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    for start_n in range(0, S, BLOCK_N):
+        cols = start_n + offs_n
+        kv_offs = kv_base + cols[:, None] * D + offs_d[None, :]
+        kv_mask = (cols[:, None] < S) & d_mask
+        k = tl.load(k_ptr + kv_offs, mask=kv_mask, other=0.0)
+        v = tl.load(v_ptr + kv_offs, mask=kv_mask, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * qk_scale  # log2 domain
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(o_ptr + q_base + offs_m[:, None] * D + offs_d[None, :], acc / l_i[:, None],
+             mask=(offs_m[:, None] < S) & d_mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q, k, v):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        B, HQ, S, D = q.shape
+        HKV = k.shape[1]
+        out = torch.empty_like(q)
+        BLOCK_M, BLOCK_N = 64, 64
+        BLOCK_D = max(16, triton.next_power_of_2(D))
+        qk_scale = 1.4426950408889634 / math.sqrt(D)  # log2(e) / sqrt(D), so exp2 gives exp
+        grid = (triton.cdiv(S, BLOCK_M), B * HQ)
+        flash_gqa_kernel[grid](q, k, v, out, HQ, HKV, S, D, qk_scale,
+                               BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D)
+        return out
