@@ -21,6 +21,7 @@ from environment.config import HarnessConfig
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.compare import compare
+from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import init_args, make_inputs, plan_trials
 from environment.evaluation.performance import measure, model_speed
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
@@ -112,6 +113,10 @@ class Evaluation:
             header, _ = cand.receive(timeout)
         except ChildDied as died:
             return self._fail_load(died)
+        except FrameError as exc:  # bytes forged onto the result channel at import time
+            self.flags.append(F.PROTOCOL_VIOLATION)
+            self.load = LoadResult(ok=False, error=f"The result channel violated the protocol while loading: {exc}.")
+            return
         if header.get("kind") != "loaded":
             self.flags.append(F.PROTOCOL_VIOLATION)
             self.load = LoadResult(ok=False, error="The child sent an unexpected frame before loading.")
@@ -138,10 +143,7 @@ class Evaluation:
                                                      error=f"The submission stopped while running: {died.reason}.")
             elif self.performance is None:
                 self.performance = PerformanceResult(note=f"Timing stopped: {died.reason}.")
-        except Exception as exc:  # frames.FrameError and friends: a forged or broken channel
-            from environment.evaluation.frames import FrameError
-            if not isinstance(exc, FrameError):
-                raise
+        except FrameError as exc:  # a forged or broken channel
             self.flags.append(F.PROTOCOL_VIOLATION)
             self.correctness = self.correctness or CorrectnessResult(
                 correct=False, trials_total=self.config.trials, error=f"Result channel violated the protocol: {exc}")

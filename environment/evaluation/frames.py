@@ -108,7 +108,7 @@ def read_frame(fd: int, nonce: Optional[str], deadline: float) -> tuple[dict[str
         raise FrameError(f"frame header of {length} bytes exceeds {MAX_HEADER}")
     try:
         header = json.loads(bytes(_read_exact(fd, length, deadline)))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: a forged header nested past the C stack
         raise FrameError(f"frame header is not JSON: {exc}") from None
     if not isinstance(header, dict):
         raise FrameError("frame header must be a JSON object")

@@ -37,7 +37,9 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
     cfg, task, backend = ev.config, ev.task, ev.backend
     kind = "measured_cuda" if backend == "cuda" else "measured_cpu"
     shape = max(task.shapes(backend), key=lambda s: sum(s.values()) if s else 0)
-    rng = random.Random(ev.seeds[-1])
+    # OS randomness drawn after the children forked: a child that digs the trial seeds out of the
+    # memory it inherited still cannot precompute the timed inputs (and cache their outputs).
+    rng = random.SystemRandom()
     null = {}
     for child in (cand, ref):  # channel cost with nothing to run
         child.request({"cmd": "stage", "arity": 1}, (), cfg.timeout_s)
