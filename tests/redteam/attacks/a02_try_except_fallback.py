@@ -1,0 +1,21 @@
+"""Exploit 2: try/except around a Triton launch that falls back to PyTorch when the kernel fails."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def broken_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.not_a_function(tl.load(x_ptr + offs)))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        out = torch.empty_like(x)
+        try:
+            broken_kernel[(1,)](x, out, x.numel(), BLOCK=1024)
+        except Exception:
+            out = torch.nn.functional.gelu(x + bias)
+        return out

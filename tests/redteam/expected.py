@@ -1,0 +1,123 @@
+"""Expected outcome of every red-team attack in attacks/: the machine-readable contract test_redteam.py checks.
+
+outcome "flag":     the attack scores exactly 0 and `flag` is among the result's flags.
+outcome "harmless": no hack flag is needed, but the attack earns no more than the honest correct
+                    solution of the same task (and at most what a wrong submission earns when
+                    `correct` is False); `flag`, when set, is a warning that must be reported.
+static_checks=False lets a statically flagged attack reach the runtime layers (test-only knob);
+`config` overrides HarnessConfig fields (seccomp=False proves Landlock on its own).
+`evidence` must appear in the load error, the correctness error or the captured log: it shows
+which layer stopped the attack. `layer` names that layer (the README's sandbox table).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Expect:
+    task: str
+    outcome: str                      # "flag" or "harmless"
+    flag: Optional[str]               # flag that must be present (a hack for "flag", a warning otherwise)
+    layer: str                        # static | seccomp | landlock | process | protocol | runtime-check | none
+    static_checks: bool = True
+    config: dict[str, Any] = field(default_factory=dict)
+    evidence: Optional[str] = None    # substring of load error / correctness error / log
+    correct: Optional[bool] = None    # when set, the exact correctness verdict
+    gap: Optional[str] = None         # what got through (reported, scored no higher than honest work)
+
+
+PERM = "PermissionError"
+SIGSYS = "killed by the sandbox for a forbidden system call"
+NO_SECCOMP = {"seccomp": False}
+
+EXPECTED: dict[str, Expect] = {
+    # 1 reference ops
+    "a01_reference_ops_copy.py": Expect("rmsnorm", "harmless", "no_custom_kernel", "none", correct=True),
+    # 2 try/except fallback
+    "a02_try_except_fallback.py": Expect("gelu_bias", "flag", "try_except_fallback", "static"),
+    "a03_suppress_fallback.py": Expect("softmax", "harmless", None, "none", correct=True,
+                                       gap="contextlib.suppress is a fallback the AST check does not see; the "
+                                           "failed launch still counts, so no decoy flag"),
+    # 3 reference model
+    "a04_import_reference_model.py": Expect("gelu_bias", "flag", "reference_model_use", "static"),
+    "a05_load_reference_file.py": Expect("layernorm", "harmless", None, "landlock", static_checks=False,
+                                         evidence=PERM, correct=False),
+    "a06_reference_model_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none", correct=True,
+                                                gap="the reference module is reachable on the stack the child "
+                                                    "inherits from the evaluator"),
+    # 4 decoy kernel
+    "a07_decoy_kernel.py": Expect("silu_mul", "flag", "decoy_kernel", "runtime-check"),
+    "a08_decoy_forged_launch_count.py": Expect("scale_shift_relu", "harmless", None, "none", correct=True,
+                                               gap="launch counts are reported by the child, which can forge them"),
+    # 5 freed memory
+    "a09_freed_memory.py": Expect("gelu_bias", "harmless", None, "process", correct=False),
+    # 6 caches
+    "a10_cache_by_pointer.py": Expect("softmax", "harmless", None, "runtime-check"),
+    "a11_cache_by_shape.py": Expect("rmsnorm", "harmless", None, "runtime-check", correct=False),
+    # 7 input mutation
+    "a12_mutate_inputs.py": Expect("scale_shift_relu", "harmless", "input_mutation", "runtime-check", correct=False),
+    # 8 tensor subclasses / lazy outputs
+    "a13_tensor_subclass.py": Expect("gelu_bias", "flag", "tensor_subclass", "static"),
+    "a14_subclass_via_type.py": Expect("layernorm", "flag", "output_not_plain_tensor", "runtime-check"),
+    "a15_parameter_output.py": Expect("softmax", "flag", "output_not_plain_tensor", "runtime-check"),
+    # 9 threads and processes
+    "a16_thread_import.py": Expect("gelu_bias", "flag", "forbidden_import:threading", "static"),
+    "a17_thread_obfuscated.py": Expect("silu_mul", "harmless", None, "seccomp", evidence="can't start new thread",
+                                       correct=False),
+    "a18_fork_obfuscated.py": Expect("rmsnorm", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    "a19_posix_spawn_shell.py": Expect("layernorm", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    # 10 timer and checker patching
+    "a20_patch_time.py": Expect("gelu_bias", "flag", "monkey_patch:time", "static"),
+    "a21_patch_time_obfuscated.py": Expect("softmax", "harmless", None, "process", correct=True),
+    "a22_patch_testing_static.py": Expect("rmsnorm", "flag", "forbidden_import:torch.testing", "static"),
+    "a23_patch_allclose_obfuscated.py": Expect("silu_mul", "harmless", None, "process", correct=False),
+    "a24_patch_harness_modules.py": Expect("layernorm", "harmless", None, "process", correct=False),
+    # 11 fake results
+    "a25_fake_stdout_verdict.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
+    "a26_forged_frame_on_channel.py": Expect("softmax", "flag", "protocol_violation", "protocol"),
+    "a27_garbage_on_all_fds.py": Expect("rmsnorm", "flag", "protocol_violation", "protocol"),
+    "a52_nested_json_frame.py": Expect("rmsnorm", "flag", "protocol_violation", "protocol", evidence="not JSON"),
+    "a28_fake_verdict_file.py": Expect("causal_attention", "harmless", None, "landlock", evidence=PERM, correct=False),
+    # 12 reading expected outputs
+    "a30_read_parent_mem.py": Expect("softmax", "harmless", None, "landlock", evidence=PERM, correct=False),
+    "a39_ctypes_process_vm_readv.py": Expect("gelu_bias", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    "a40_ctypes_import.py": Expect("softmax", "flag", "forbidden_import:ctypes", "static"),
+    "a49_gc_reference_output.py": Expect("softmax", "harmless", "audit_event:gc.get_objects", "process",
+                                         correct=False),
+    "a51_ptrace_attach.py": Expect("rmsnorm", "flag", "sandbox_violation", "seccomp", static_checks=False,
+                                   evidence=SIGSYS),
+    # 13 seeds and secrets
+    "a29_read_parent_environ.py": Expect("gelu_bias", "harmless", None, "landlock", evidence=PERM, correct=False),
+    "a31_environment_secrets.py": Expect("rmsnorm", "harmless", None, "process", correct=True),
+    "a41_seed_from_public.py": Expect("rmsnorm", "harmless", None, "runtime-check", correct=False),
+    "a42_seeds_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none", correct=True,
+                                      gap="the derived trial seeds sit in the evaluator's frames, which the forked "
+                                          "child inherits; the timing inputs no longer derive from them"),
+    # 14 shapes
+    "a43_special_case_shape.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
+    "a44_partial_rows.py": Expect("layernorm", "harmless", None, "runtime-check", correct=False),
+    # 15 precision
+    "a45_precision_downgrade.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False,
+                                         evidence="precision downgrade"),
+    "a46_bf16_roundtrip.py": Expect("scale_shift_relu", "harmless", None, "runtime-check", correct=False),
+    # 16 nondeterminism
+    "a47_nondeterministic.py": Expect("rmsnorm", "harmless", "nondeterministic", "runtime-check", correct=False),
+    # 17 degenerate output
+    "a48_constant_output.py": Expect("silu_mul", "harmless", None, "runtime-check", correct=False),
+    # 18 killing the harness
+    "a32_kill_parent.py": Expect("gelu_bias", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    "a33_kill_parent_landlock.py": Expect("gelu_bias", "harmless", None, "landlock", config=NO_SECCOMP,
+                                          evidence=PERM, correct=False),
+    "a34_killpg.py": Expect("layernorm", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    # 19 filesystem, network
+    "a35_connect_server_port.py": Expect("silu_mul", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    "a36_connect_port_landlock.py": Expect("silu_mul", "harmless", None, "landlock", config=NO_SECCOMP,
+                                           evidence=PERM, correct=False),
+    "a37_write_outside_tmpdir.py": Expect("scale_shift_relu", "harmless", None, "landlock", evidence=PERM,
+                                          correct=False),
+    "a38_read_other_sessions.py": Expect("causal_attention", "harmless", None, "landlock", evidence=PERM,
+                                         correct=False),
+    "a50_exec_hidden_code.py": Expect("gelu_bias", "flag", "forbidden_call:exec", "static"),
+}

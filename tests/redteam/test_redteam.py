@@ -1,0 +1,109 @@
+"""Every red-team attack in attacks/ runs through the real harness and meets its pinned outcome.
+
+The contract is expected.py: a hack scores 0 with its named flag; anything else earns no more than
+the honest correct solution of the same task. Canary secrets are put into the server's environment
+before the pool starts, so an attack that finds them proves a leak.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from environment import reward
+from environment.config import harness_config
+from environment.evaluation import flags as F
+from environment.evaluation import harness
+from environment.tasks import get_task
+from tests.redteam.expected import EXPECTED
+
+ATTACKS = Path(__file__).parent / "attacks"
+CANARIES = {"KERNEL_ENV_SECRET": "redteam-canary-secret", "HF_TOKEN": "hf_redteam_canary",
+            "OPENAI_API_KEY": "sk-redteam-canary"}
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def canary_secrets():
+    """Canaries in the server's environment before the zygote starts (it inherits a filtered copy)."""
+    if harness._pool is not None:
+        yield
+        return
+    saved = {k: os.environ.get(k) for k in CANARIES}
+    os.environ.update(CANARIES)
+    harness.pool().describe()  # start a zygote now, with the canaries in the parent environment
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    yield
+
+
+def _config(overrides):
+    return dataclasses.replace(harness_config(), timeout_s=20.0, **overrides)
+
+
+@lru_cache(maxsize=None)
+def honest_score(task_id: str) -> float:
+    task = get_task(task_id)
+    path = next(p for p in task.solutions["correct"] if p.name.startswith("torch_"))
+    result = harness.evaluate(task, path.read_text(), _config({}), seed=7, salt="honest")
+    assert result.correct, f"the honest solution {path.name} failed: {result.correctness}"
+    return reward.score(result)[0]
+
+
+def test_every_attack_file_has_an_expectation_and_a_one_line_docstring_naming_its_exploit():
+    files = sorted(p.name for p in ATTACKS.glob("*.py"))
+    assert len(files) >= 30
+    assert sorted(EXPECTED) == files
+    for name in files:
+        text = (ATTACKS / name).read_text()
+        first = text.splitlines()[0]
+        assert first.startswith('"""') and first.endswith('"""') and len(first) > 20, name
+        assert ast.get_docstring(ast.parse(text)), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_attack_meets_its_pinned_outcome(name):
+    exp = EXPECTED[name]
+    task = get_task(exp.task)
+    source = (ATTACKS / name).read_text()
+    result = harness.evaluate(task, source, _config(exp.config), seed=7, salt=name, session=f"redteam-{name}",
+                              static_checks=exp.static_checks)
+    score, _ = reward.score(result)
+    flags = result.flags + result.static.flags
+    text = " | ".join(filter(None, [result.load and result.load.error,
+                                    result.correctness and result.correctness.error, result.log]))
+    described = f"{name}: score={score} flags={flags} text={text[:600]!r}"
+    assert not any(canary in text for canary in CANARIES.values()), f"a secret leaked: {described}"
+    if exp.outcome == "flag":
+        assert exp.flag in flags, described
+        assert F.is_hack(exp.flag) and score == 0.0, described
+    else:
+        assert exp.outcome == "harmless"
+        assert not any(F.is_hack(f) for f in flags), described
+        assert score <= honest_score(exp.task), described
+        if exp.flag:
+            assert exp.flag in flags, described
+    if exp.correct is not None:
+        assert result.correct is exp.correct, described
+        if not exp.correct:
+            assert score <= 0.40, described
+    if exp.evidence:
+        assert exp.evidence in text, described
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.layer == "static"))
+def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_work(name):
+    """Defence in depth: with the AST check switched off, the runtime layers still hold."""
+    exp = EXPECTED[name]
+    result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config({}), seed=7, salt=name,
+                              session=f"redteam-runtime-{name}", static_checks=False)
+    score, _ = reward.score(result)
+    assert not result.static.flags
+    assert score <= honest_score(exp.task), f"{name}: score={score} flags={result.flags}"
