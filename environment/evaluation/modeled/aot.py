@@ -1,0 +1,122 @@
+"""Ahead-of-time compile gate for the target GPU (sm_90), run from the trusted evaluator.
+
+The candidate child cannot exec ptxas (seccomp), so the evaluator compiles here: the submission
+is cut down to its kernel definitions (kernel_source.py), written to a temp dir and compiled by
+aot_worker.py in its own short-lived process with resource limits and a timeout; the candidate's
+module code never runs in the evaluator. Results are cached on disk by a hash of the filtered
+source, the launch signatures, the Triton version and the target.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from environment.evaluation.modeled.kernel_source import kernel_source
+from environment.evaluation.modeled.model import load_spec
+from environment.evaluation.result import CompileInfo
+
+WORKER = Path(__file__).with_name("aot_worker.py")
+CACHE_DIR = Path(os.environ.get("KERNEL_ENV_AOT_CACHE", Path.home() / ".cache" / "kernel_env" / "aot"))
+MAX_KERNELS = 16
+MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TYPE = re.compile(r"^(constexpr|\*?(fp|bf|i|u)\d+|\*?fp8[a-z0-9]*)$")
+_OPTIONS = {"num_warps": (1, 32), "num_stages": (1, 8), "num_ctas": (1, 1), "maxnreg": (16, 255)}
+
+
+def _clean_constexpr(value):
+    if value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) < 64):
+        return value
+    if isinstance(value, dict) and set(value) == {"tl_dtype"} and _NAME.match(str(value["tl_dtype"])):
+        return value
+    raise ValueError(f"constexpr value {value!r} cannot be rebuilt for the AOT compile")
+
+
+def _clean(sig: dict) -> dict:
+    """Launch signatures come from the candidate child: accept only well-formed plain data."""
+    name = str(sig.get("name", ""))
+    if not _NAME.match(name):
+        raise ValueError(f"bad kernel name {name!r}")
+    signature = {str(k): str(v) for k, v in dict(sig.get("signature", {})).items()}
+    if not all(_NAME.match(k) and _TYPE.match(v) for k, v in signature.items()):
+        raise ValueError(f"bad signature for {name}")
+    options = {}
+    for key, value in dict(sig.get("options", {})).items():
+        low, high = _OPTIONS.get(key, (None, None))
+        if low is not None and isinstance(value, int) and low <= value <= high:
+            options[key] = value
+    return {"name": name, "signature": signature,
+            "constexprs": {str(k): _clean_constexpr(v) for k, v in dict(sig.get("constexprs", {})).items()},
+            "aligned": [str(a) for a in sig.get("aligned", []) if _NAME.match(str(a))], "options": options}
+
+
+def _limits(cpu_s: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
+
+
+def _run_worker(request: dict, timeout_s: float) -> list[dict]:
+    with tempfile.TemporaryDirectory(prefix="kernel_env_aot_") as tmp:
+        request_path, result_path = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
+        with open(request_path, "w") as f:
+            json.dump(request, f)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "TRITON_DEFAULT_FP_FUSION": "1",
+               "TRITON_CACHE_DIR": str(CACHE_DIR / "triton"), "PYTHONDONTWRITEBYTECODE": "1"}
+        proc = subprocess.Popen([sys.executable, "-I", str(WORKER), request_path, result_path], cwd=tmp, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_limits(int(timeout_s) + 5))
+        try:
+            _, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise TimeoutError(f"the sm_90 compile took longer than {timeout_s:.0f} s")
+        if not os.path.exists(result_path):
+            tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
+            raise RuntimeError(f"the compile worker exited with {proc.returncode}: {' | '.join(tail)}")
+        with open(result_path) as f:
+            return json.load(f)
+
+
+def compile_kernels(source: str, launch_signatures: list[dict], timeout_s: float = 120.0,
+                    spec: dict | None = None) -> list[CompileInfo]:
+    """One CompileInfo per distinct launch signature (a kernel launched with two BLOCK values is
+    compiled twice). Failures are results (ok=False with the reason), never exceptions."""
+    spec = spec or load_spec()
+    try:
+        kernels = [_clean(s) for s in launch_signatures][:MAX_KERNELS]
+        filtered = kernel_source(source)
+    except (ValueError, SyntaxError, TypeError) as exc:
+        return [CompileInfo(kernel=str(s.get("name", "?")), ok=False, error=str(exc)) for s in launch_signatures[:1]]
+    if not kernels:
+        return []
+    request = {"source": filtered, "kernels": kernels, "arch": int(spec["arch"]),
+               "max_shared_bytes": int(spec["max_shared_bytes"])}
+    import triton
+    key = hashlib.sha256(json.dumps([request, triton.__version__], sort_keys=True).encode()).hexdigest()
+    cached = CACHE_DIR / f"{key}.json"
+    if cached.exists():
+        results = json.loads(cached.read_text())
+    else:
+        try:
+            results = _run_worker(request, timeout_s)
+        except (TimeoutError, RuntimeError) as exc:
+            return [CompileInfo(kernel=k["name"], ok=False, error=str(exc)) for k in kernels]
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(results))
+        tmp.replace(cached)  # atomic: concurrent evaluators never read half a file
+    fields = set(CompileInfo.model_fields)
+    return [CompileInfo(**{k: v for k, v in r.items() if k in fields}) for r in results]

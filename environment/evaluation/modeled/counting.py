@@ -1,0 +1,106 @@
+"""CostCounter: counts one forward call (Triton launches and aten ops) for the modeled time.
+
+Used inside the candidate child:
+
+    counter = CostCounter()
+    with counter:
+        out = model(*inputs)
+    report = counter.report(outputs=[out])   # JSON-serialisable, sent to the evaluator
+
+The report's `launches` feed model.model_cost; the rest feeds gates.modeled_gates and the AOT
+compile (aot.compile_kernels takes `kernels`).
+"""
+from __future__ import annotations
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from environment.evaluation.modeled import triton_hooks
+from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, tensor_sectors
+from environment.evaluation.modeled.torch_counting import AtenCounter, aten_record, classify
+from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
+
+REPORT_VERSION = 1
+
+
+class CostCounter:
+    def __init__(self) -> None:
+        self.launch: TritonLaunch | None = None   # the Triton launch running now
+        self._outer: list[TritonLaunch | None] = []
+        self.records: list[dict] = []
+        self.kernels: dict[str, dict] = {}        # distinct launch signatures, by canonical key
+        self.aten_in_kernel: list[str] = []
+        self.races: list[dict] = []
+        self.autotune: list[dict] = []
+        self.ledger = ProvenanceLedger()
+        self._mode = AtenCounter(self)
+
+    def __enter__(self) -> "CostCounter":
+        triton_hooks.push(self)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._mode.__exit__(*exc)
+        triton_hooks.pop(self)
+
+    # --- Triton side (called by triton_hooks) -------------------------------------------------
+    def launch_begin(self, executor, args, kwargs) -> None:
+        signature = launch_signature(executor, args, kwargs)
+        key = repr(sorted((k, repr(v)) for k, v in signature.items()))
+        self.kernels.setdefault(key, signature)
+        if self.launch is not None:  # launched from a program body or grid function: host code in a kernel
+            self.aten_in_kernel.append(f"triton launch {signature['name']} in {self.launch.name}")
+        self._outer.append(self.launch)
+        self.launch = TritonLaunch(signature["name"], signature)
+
+    def launch_end(self) -> None:
+        launch, self.launch = self.launch, self._outer.pop()
+        record, reads, writes = launch.finish()
+        record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
+        self.records.append(record)
+        race = launch.cross_program_raw(reads, writes)
+        if race is not None:
+            self.races.append(race)
+
+    # --- PyTorch side (called by AtenCounter) -------------------------------------------------
+    def on_aten(self, func, args, kwargs, out) -> None:
+        if triton_hooks.current() is not self:
+            return  # a nested counter (autotune benchmark) owns this op
+        if self.launch is not None:
+            if self.launch.phase != "bookkeeping":
+                self.aten_in_kernel.append(f"{func} in {self.launch.name}")
+            return
+        kind = classify(func)
+        if kind in ("allocation", "host"):
+            for t in [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, torch.Tensor)]:
+                self.ledger.host_data(tensor_sectors(t))
+        elif kind == "launch":
+            record, reads, writes = aten_record(func, args, kwargs, out)
+            record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
+            self.records.append(record)
+
+    # --- results ------------------------------------------------------------------------------
+    def launch_records(self) -> list[dict]:
+        return list(self.records)
+
+    def report(self, outputs) -> dict:
+        """Everything the evaluator needs, as plain JSON types."""
+        outputs = [o for o in tree_leaves(list(outputs)) if isinstance(o, torch.Tensor)]
+        covered = total = 0
+        for out in outputs:
+            c, t = self.ledger.covered(out)
+            covered, total = covered + c, total + t
+        return {
+            "version": REPORT_VERSION,
+            "launches": self.launch_records(),
+            "triton_launches": sum(1 for r in self.records if r["kind"] == "triton"),
+            "output_bytes": total * SECTOR,
+            "output_bytes_counted": covered * SECTOR,
+            "provenance": covered / total if total else 0.0,
+            "tainted_launches": list(self.ledger.tainted_launches),
+            "aten_in_kernel": list(self.aten_in_kernel),
+            "cross_program_raw": list(self.races),
+            "kernels": list(self.kernels.values()),
+            "autotune": list(self.autotune),
+        }

@@ -1,0 +1,88 @@
+"""Roofline time of counted launches on a target GPU. Pure and deterministic: no clocks, no I/O
+beyond reading the spec, keys summed in sorted order so the same counts give bit-identical times."""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from environment.evaluation.modeled.precision import charged_precision, tf32_admitted
+from environment.evaluation.result import LaunchCost, ModeledCost
+
+SPEC_PATH = Path(__file__).with_name("gpus.yaml")
+
+
+@lru_cache(maxsize=8)
+def _read(path: str) -> dict:
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def load_spec(name: str | None = None, path: str | Path = SPEC_PATH) -> dict[str, Any]:
+    """The named GPU from gpus.yaml (its default when None), with `key`, `version` and
+    `speedup_range` copied in so one dict carries everything the model needs."""
+    data = _read(str(path))
+    key = name or data["default"]
+    if key not in data["gpus"]:
+        raise KeyError(f"unknown target GPU {key!r}; gpus.yaml defines {sorted(data['gpus'])}")
+    spec = dict(data["gpus"][key])
+    spec.update(key=key, version=data["version"], speedup_range=tuple(data["speedup_range"]))
+    return spec
+
+
+def _compute_s(flops: dict[str, float], spec: dict, tf32_ok: bool, share: float = 1.0) -> float:
+    total = 0.0
+    for key in sorted(flops):
+        peak = spec["peak"][charged_precision(key, tf32_ok)] * share
+        total += float(flops[key]) / peak
+    return total
+
+
+def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
+    """max(memory, compute, occupancy) + launch overhead, for one counted launch.
+
+    memory: L2-aware, max(unique bytes / HBM, per-instruction sector bytes / L2).
+    occupancy (Triton launches only): waves of programs over the SMs times the busiest program's
+    own time on one SM, so one giant program (or a grid smaller than the SM count) is not free.
+    """
+    memory = max(record["bytes_unique"] / spec["hbm_bytes_per_s"], record["bytes_sectors"] / spec["l2_bytes_per_s"])
+    compute = _compute_s(record.get("flops", {}), spec, tf32_ok)
+    occupancy = 0.0
+    programs = record.get("programs")
+    if programs:
+        waves = math.ceil(programs / spec["sm_count"])
+        per_program = max(record.get("program_bytes_max", 0) / spec["sm_bytes_per_s"],
+                          _compute_s(record.get("program_flops_max", {}), spec, tf32_ok, 1.0 / spec["sm_count"]))
+        occupancy = waves * per_program
+    terms = {"memory": memory, "compute": compute, "occupancy": occupancy}
+    bound = max(terms, key=lambda k: terms[k])  # ties resolve in dict order: deterministic
+    overhead = spec["launch_overhead_us"] * 1e-6
+    if overhead >= terms[bound]:
+        bound = "launch"
+    return LaunchCost(
+        name=record["name"], programs=int(programs or 1), bytes_unique=int(record["bytes_unique"]),
+        bytes_sectors=int(record["bytes_sectors"]), flops={k: float(v) for k, v in sorted(record.get("flops", {}).items())},
+        time_us=(max(terms.values()) + overhead) * 1e6, bound=bound,
+    )
+
+
+def model_cost(records: list[dict], spec: dict, tolerance: dict | None = None) -> ModeledCost:
+    """Modeled time of a forward call: launches run back to back (no overlap between kernels).
+
+    `tolerance` ({atol, rtol} of the task) decides whether fp32 matmuls are charged as TF32;
+    pass the same tolerance for the reference and the candidate."""
+    tf32_ok = tf32_admitted(tolerance)
+    launches = [launch_cost(r, spec, tf32_ok) for r in records]
+    return ModeledCost(target=f"{spec['name']} (gpus.yaml v{spec['version']})",
+                       time_us=math.fsum(l.time_us for l in launches), launches=launches)
+
+
+def modeled_speedup(reference: ModeledCost, candidate: ModeledCost, spec: dict) -> float:
+    """Reference time / candidate time, clamped to the spec's `speedup_range`."""
+    low, high = spec["speedup_range"]
+    if candidate.time_us <= 0:
+        return high
+    return min(high, max(low, reference.time_us / candidate.time_us))

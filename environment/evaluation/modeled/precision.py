@@ -1,0 +1,70 @@
+"""Precision names shared by the counters and the model.
+
+Elementwise work is keyed by the element type ("fp32", "fp16", "bf16", "fp64", "int"); matrix
+work by "dot_<type>". The keys match `peak` in gpus.yaml.
+"""
+from __future__ import annotations
+
+import torch
+
+# TF32 keeps 10 mantissa bits (unit roundoff ~4.9e-4); a task whose tolerance is tighter than
+# this cannot be met with TF32 on a real GPU, whatever the interpreter's exact fp32 shows.
+TF32_MIN_TOLERANCE = 1e-3
+
+_TORCH_ELEMENT = {
+    torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
+}
+
+_TL_ELEMENT = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
+
+
+def torch_dot_precision(dtype: torch.dtype) -> str:
+    """Matmul precision of an aten op: PyTorch runs fp32 matmuls in IEEE fp32 by default."""
+    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        return "dot_fp8"
+    if dtype == torch.int8:
+        return "dot_int8"
+    return "dot_" + _TORCH_ELEMENT.get(dtype, "fp32")
+
+
+def tl_element_precision(tl_dtype) -> str:
+    """Elementwise precision of an interpreter operand (a triton.language dtype)."""
+    name = getattr(tl_dtype, "name", str(tl_dtype))
+    if name in _TL_ELEMENT:
+        return _TL_ELEMENT[name]
+    return "fp32" if name.startswith("fp") else "int"
+
+
+def tl_dot_precision(tl_dtype, input_precision) -> tuple[str, int]:
+    """(precision key, passes) of a tl.dot: fp32 operands default to TF32; x3/x6 cost 3/6 passes."""
+    name = getattr(tl_dtype, "name", str(tl_dtype))
+    if name.startswith("fp8"):
+        return "dot_fp8", 1
+    if name in ("int8", "uint8"):
+        return "dot_int8", 1
+    if name in ("fp16", "bf16", "fp64"):
+        return "dot_" + name, 1
+    mode = getattr(input_precision, "name", str(input_precision or "TF32")).upper()
+    if mode == "IEEE":
+        return "dot_fp32", 1
+    if mode.startswith("BF16X"):
+        return "dot_bf16", int(mode[5:])
+    return "dot_tf32", 3 if mode == "TF32X3" else 1
+
+
+def tf32_admitted(tolerance: dict | None) -> bool:
+    """True when the task's tolerance (atol, rtol) is loose enough for TF32 matmuls."""
+    if not tolerance:
+        return False
+    return min(float(tolerance.get("atol", 0.0)), float(tolerance.get("rtol", 0.0))) >= TF32_MIN_TOLERANCE
+
+
+def charged_precision(key: str, tf32_ok: bool) -> str:
+    """The peak a counted precision is charged at, so TF32 defaults win nothing for free:
+    fp32 matmuls run as TF32 when the tolerance admits it (reference and candidate alike), and a
+    TF32 dot is charged as IEEE fp32 when the tolerance does not."""
+    if tf32_ok and key == "dot_fp32":
+        return "dot_tf32"
+    if not tf32_ok and key == "dot_tf32":
+        return "dot_fp32"
+    return key

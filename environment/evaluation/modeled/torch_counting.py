@@ -1,0 +1,81 @@
+"""Count PyTorch work as GPU launches: a TorchDispatchMode sees every aten op.
+
+Each non-view aten op is one launch moving the unique sectors of its input and output tensors
+(what a GPU kernel for it would read from and write to memory). FLOPs come from
+`torch.utils.flop_counter`'s registry; CPU-only op names map to the formula of the op a GPU runs.
+The same counting applies to the reference and to PyTorch code inside a candidate.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+from torch.utils.flop_counter import flop_registry
+
+from environment.evaluation.modeled.memory import SECTOR, sorted_unique, tensor_sectors
+from environment.evaluation.modeled.precision import torch_dot_precision
+
+aten = torch.ops.aten
+
+# CPU kernels of ops whose GPU counterpart has a formula in the registry.
+_CPU_FLOPS = {
+    aten._scaled_dot_product_flash_attention_for_cpu: flop_registry[aten._scaled_dot_product_flash_attention],
+}
+
+# Allocations: no kernel runs, and the memory holds nothing a counted launch produced.
+_ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+# Data lifted from the host (torch.tensor, torch.from_numpy): a host-to-device copy, not work.
+_HOST_LIFTS = {"lift_fresh", "lift_fresh_copy", "lift"}
+# Metadata or host-side queries that launch nothing.
+_NO_LAUNCH = {"set_", "resize_", "_local_scalar_dense", "sym_size", "sym_stride", "sym_numel",
+              "sym_storage_offset", "record_stream", "is_same_size", "_has_compatible_shallow_copy_type"}
+
+
+def _tensors(tree) -> list[torch.Tensor]:
+    return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+
+
+def _sectors(tensors: list[torch.Tensor]) -> np.ndarray:
+    parts = [tensor_sectors(t) for t in tensors if t.numel()]
+    return sorted_unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+def aten_record(func, args, kwargs, out) -> tuple[dict, np.ndarray, np.ndarray]:
+    """(record, read sectors, written sectors) of one aten launch."""
+    inputs, outputs = _tensors((args, kwargs)), _tensors(out)
+    reads, writes = _sectors(inputs), _sectors(outputs)
+    flops = {}
+    formula = _CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
+    if formula is not None and inputs:
+        flops[torch_dot_precision(inputs[0].dtype)] = float(formula(*args, **kwargs, out_val=out))
+    moved = int(reads.size + writes.size) * SECTOR
+    record = {"name": str(func), "kind": "aten", "programs": None, "bytes_unique": moved,
+              "bytes_sectors": moved, "flops": flops}
+    return record, reads, writes
+
+
+class AtenCounter(TorchDispatchMode):
+    """Forwards every aten op to its owning counter after running it."""
+
+    def __init__(self, owner) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.owner.on_aten(func, args, kwargs, out)
+        return out
+
+
+def classify(func) -> str:
+    """"launch", "allocation", "host" or "skip" (views and metadata)."""
+    base = func.name().split("::", 1)[-1].split(".", 1)[0]
+    if base in _HOST_LIFTS:
+        return "host"
+    if base in _ALLOCATIONS:
+        return "allocation"
+    if func.is_view or base in _NO_LAUNCH:
+        return "skip"
+    return "launch"

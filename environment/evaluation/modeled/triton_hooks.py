@@ -1,0 +1,197 @@
+"""Hooks on the Triton interpreter that report every memory access, operation, program and launch
+to the innermost active counter (a *sink*).
+
+Where the hooks sit, and why there: every memory access of the interpreter funnels through four
+functions of its module-global native object (`load`, `store`, `atomic_rmw`, `atomic_cas`), so a
+proxy installed as that global sees them all. Arithmetic, dots, programs and launches are hooked on
+`InterpreterBuilder`, `ReduceOps`/`ScanOps` and `GridExecutor` classes, because the `tl.*` layer is
+re-patched on every launch. Only one level is hooked (e.g. `binary_op`, not the `create_fadd`
+lambdas that call it), otherwise work would be counted twice. Signatures are kept intact.
+With no sink active every hook is a pass-through.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from environment.evaluation.modeled.precision import tl_dot_precision, tl_element_precision
+
+_SINKS: list = []
+_INSTALLED = False
+
+
+def current():
+    return _SINKS[-1] if _SINKS else None
+
+
+def push(sink) -> None:
+    install()
+    _SINKS.append(sink)
+
+
+def pop(sink) -> None:
+    assert _SINKS and _SINKS[-1] is sink, "counters must be exited in the reverse order of entry"
+    _SINKS.pop()
+
+
+def _counting():
+    """The sink to charge an operation to, when a program body is running."""
+    sink = current()
+    if sink is None or sink.launch is None or sink.launch.suppress:
+        return None
+    return sink
+
+
+class _NativeProxy:
+    """Stands in for the interpreter's native module; forwards everything, reports accesses."""
+
+    def __init__(self, native) -> None:
+        self._native = native
+
+    def __getattr__(self, name):
+        return getattr(self._native, name)
+
+    def load(self, ptrs, mask, other, dtype):
+        sink = _counting()
+        if sink is not None:
+            sink.launch.access("read", ptrs, mask, np.dtype(dtype).itemsize)
+        return self._native.load(ptrs, mask, other, dtype)
+
+    def store(self, ptrs, value, mask):
+        sink = _counting()
+        if sink is not None:
+            sink.launch.access("write", ptrs, mask, value.dtype.itemsize)
+        return self._native.store(ptrs, value, mask)
+
+    def atomic_rmw(self, op, ptrs, value, mask, sem):
+        sink = _counting()
+        if sink is not None:
+            sink.launch.access("atomic", ptrs, mask, value.dtype.itemsize)
+        return self._native.atomic_rmw(op, ptrs, value, mask, sem)
+
+    def atomic_cas(self, ptrs, cmp, value, sem):
+        sink = _counting()
+        if sink is not None:
+            sink.launch.access("atomic", ptrs, None, value.dtype.itemsize)
+        return self._native.atomic_cas(ptrs, cmp, value, sem)
+
+
+def _after(cls, name, charge):
+    """Wrap cls.name so that charge(sink, result, *args) runs after it while counting."""
+    original = getattr(cls, name)
+
+    @functools.wraps(original)
+    def hooked(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        sink = _counting()
+        if sink is not None:
+            charge(sink, result, *args, **kwargs)
+        return result
+
+    setattr(cls, name, hooked)
+
+
+def _elementwise(operand_index):
+    def charge(sink, result, *args, **kwargs):
+        sink.launch.op(tl_element_precision(args[operand_index].dtype), int(np.size(result.data)))
+    return charge
+
+
+def _dot(sink, result, a, b, d, input_precision=None, *rest, **kwargs):
+    key, passes = tl_dot_precision(a.dtype, input_precision)
+    k = a.data.shape[-1]
+    sink.launch.op(key, 2.0 * np.size(result.data) * k * passes)
+
+
+def _dot_scaled(sink, result, lhs, *args, **kwargs):
+    # Scaled dots take fp8/fp4 operands on sm_90+; charged at the fp8 tensor-core rate.
+    sink.launch.op("dot_fp8", 2.0 * np.size(result.data) * lhs.data.shape[-1])
+
+
+def _reduce_entry(cls):
+    """Charge a reduction or scan once per element of its input; the combine function it may
+    call element by element (the generic path) is not charged again."""
+    original = cls.apply
+
+    @functools.wraps(original)
+    def hooked(self, input):
+        sink = _counting()
+        if sink is None:
+            return original(self, input)
+        first = input[0] if isinstance(input, tuple) else input
+        sink.launch.op(tl_element_precision(first.dtype.scalar), int(np.size(first.handle.data)))
+        sink.launch.suppress += 1
+        try:
+            return original(self, input)
+        finally:
+            sink.launch.suppress -= 1
+
+    cls.apply = hooked
+
+
+def _grid_executor(cls):
+    call, init_args, restore_args = cls.__call__, cls._init_args_hst, cls._restore_args_dev
+
+    @functools.wraps(call)
+    def hooked_call(self, *args, **kwargs):
+        sink = current()
+        if sink is None:
+            return call(self, *args, **kwargs)
+        sink.launch_begin(self, args, kwargs)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            sink.launch_end()
+
+    def bookkeeping(original):
+        # Copying arguments to and from the host is the interpreter's own work, not the kernel's.
+        @functools.wraps(original)
+        def hooked(self, *args, **kwargs):
+            sink = current()
+            if sink is None or sink.launch is None:
+                return original(self, *args, **kwargs)
+            previous, sink.launch.phase = sink.launch.phase, "bookkeeping"
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                sink.launch.phase = previous
+        return hooked
+
+    cls.__call__ = hooked_call
+    cls._init_args_hst = bookkeeping(init_args)
+    cls._restore_args_dev = bookkeeping(restore_args)
+
+
+def install() -> None:
+    """Install the hooks once per process (idempotent). Requires TRITON_INTERPRET=1."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    import triton.runtime.interpreter as interp
+
+    interp._interpreter = _NativeProxy(interp._interpreter)
+    builder = interp.InterpreterBuilder
+    _after(builder, "binary_op", _elementwise(0))
+    _after(builder, "unary_op", _elementwise(0))
+    _after(builder, "ternary_op", _elementwise(2))
+    _after(builder, "create_fma", _elementwise(2))
+    for name in ("create_erf", "create_rsqrt", "create_fabs"):  # these bypass unary_op
+        _after(builder, name, _elementwise(0))
+    _after(builder, "create_dot", _dot)
+    _after(builder, "create_dot_scaled", _dot_scaled)
+
+    original_set_grid_idx = builder.set_grid_idx
+
+    @functools.wraps(original_set_grid_idx)
+    def set_grid_idx(self, x, y, z):
+        original_set_grid_idx(self, x, y, z)
+        sink = current()
+        if sink is not None and sink.launch is not None:
+            sink.launch.program()
+
+    builder.set_grid_idx = set_grid_idx
+    _reduce_entry(interp.ReduceOps)
+    _reduce_entry(interp.ScanOps)
+    _grid_executor(interp.GridExecutor)
+    _INSTALLED = True

@@ -1,0 +1,156 @@
+"""What one Triton launch did: sectors moved, work per precision, programs, the busiest program,
+the launch signature (for the AOT compile), and reads of data that another program of the same
+launch wrote (a race on a GPU, where programs run concurrently; the interpreter runs them in turn).
+"""
+from __future__ import annotations
+
+import inspect
+from collections import defaultdict
+
+import numpy as np
+
+from environment.evaluation.modeled.memory import SECTOR, element_sectors, sorted_unique
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    name = getattr(value, "name", None)
+    if name is not None and type(value).__module__.startswith("triton.language"):
+        return {"tl_dtype": name}
+    return {"unsupported": type(value).__name__}
+
+
+def launch_signature(executor, args, kwargs) -> dict:
+    """Name, argument types, constexpr values, divisibility hints and options of a launch, as the
+    JIT would specialise them (so the AOT compile sees the same kernel)."""
+    from triton.backends.compiler import BaseBackend
+    from triton.runtime.jit import native_specialize_impl
+
+    params = inspect.signature(executor.fn).parameters
+    passed = {k: v for k, v in kwargs.items() if k in params}
+    bound = inspect.signature(executor.fn).bind_partial(*args, **passed)
+    bound.apply_defaults()
+    signature, constexprs, aligned = {}, {}, []
+    for name in executor.arg_names:
+        value = bound.arguments.get(name)
+        if name in executor.constexprs:
+            signature[name], constexprs[name] = "constexpr", _jsonable(value)
+            continue
+        kind, spec = native_specialize_impl(BaseBackend, value, False, True, True)
+        signature[name] = kind
+        if kind == "constexpr":
+            constexprs[name] = _jsonable(value)
+        elif spec == "D":
+            aligned.append(name)
+    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if kwargs.get(k) is not None}
+    return {"name": executor.fn.__name__, "signature": signature, "constexprs": constexprs,
+            "aligned": aligned, "options": options}
+
+
+class TritonLaunch:
+    def __init__(self, name: str, signature: dict) -> None:
+        self.name = name
+        self.signature = signature
+        self.phase = "kernel"      # "bookkeeping" while the interpreter copies arguments
+        self.suppress = 0          # >0 inside a reduction's combine function
+        self.programs = 0
+        self.sector_bytes = 0      # per-instruction sectors, summed
+        self.flops: dict[str, float] = defaultdict(float)
+        self._sectors = {"read": [], "write": []}
+        self._addrs = {"read": ([], []), "write": ([], []), "atomic": ([], [])}
+        self._program_bytes = 0
+        self._program_flops: dict[str, float] = defaultdict(float)
+        self.program_bytes_max = 0
+        self.program_flops_max: dict[str, float] = {}
+
+    def program(self) -> None:
+        self._close_program()
+        self.programs += 1
+
+    def _close_program(self) -> None:
+        self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
+        if sum(self._program_flops.values()) > sum(self.program_flops_max.values()):
+            self.program_flops_max = dict(self._program_flops)
+        self._program_bytes = 0
+        self._program_flops = defaultdict(float)
+
+    def access(self, kind: str, ptrs, mask, itemsize: int) -> None:
+        ptrs = np.asarray(ptrs)
+        addrs = ptrs.ravel() if mask is None else ptrs[np.broadcast_to(np.asarray(mask), ptrs.shape)]
+        addrs = addrs.astype(np.int64)
+        sectors = element_sectors(addrs, itemsize)
+        moved = int(sectors.size) * SECTOR * (2 if kind == "atomic" else 1)
+        self.sector_bytes += moved
+        self._program_bytes += moved
+        for side in (("read", "write") if kind == "atomic" else (kind,)):
+            self._sectors[side].append(sectors)
+        got, progs = self._addrs[kind]
+        got.append(addrs)
+        progs.append(np.full(addrs.size, self.programs, dtype=np.int64))
+
+    def op(self, key: str, count: float) -> None:
+        self.flops[key] += count
+        self._program_flops[key] += count
+
+    def _unique(self, side: str) -> np.ndarray:
+        parts = self._sectors[side]
+        return sorted_unique(np.concatenate(parts)) if parts else _EMPTY
+
+    def _flat(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        got, progs = self._addrs[kind]
+        if not got:
+            return _EMPTY, _EMPTY
+        return np.concatenate(got), np.concatenate(progs)
+
+    def cross_program_raw(self, reads: np.ndarray, writes: np.ndarray) -> dict | None:
+        """Addresses one program wrote with a plain store and another program read (atomics are
+        synchronisation and excluded). None when there are none. `reads`/`writes` are the
+        launch's unique sectors: disjoint ones (the common case) settle it cheaply."""
+        if not np.intersect1d(reads, writes, assume_unique=True).size:
+            return None
+        w_addr, w_prog = self._flat("write")
+        r_addr, r_prog = self._flat("read")
+        atomic, _ = self._flat("atomic")
+        if not w_addr.size or not r_addr.size:
+            return None
+
+        def prog_range(addr, prog):
+            keys, inverse = np.unique(addr, return_inverse=True)
+            low = np.full(keys.size, np.iinfo(np.int64).max)
+            high = np.full(keys.size, -1)
+            np.minimum.at(low, inverse, prog)
+            np.maximum.at(high, inverse, prog)
+            return keys, low, high
+
+        wk, wl, wh = prog_range(w_addr, w_prog)
+        rk, rl, rh = prog_range(r_addr, r_prog)
+        common = np.setdiff1d(np.intersect1d(wk, rk, assume_unique=True), atomic)
+        if not common.size:
+            return None
+        iw, ir = np.searchsorted(wk, common), np.searchsorted(rk, common)
+        same = (wl[iw] == wh[iw]) & (rl[ir] == rh[ir]) & (wl[iw] == rl[ir])
+        racy = np.flatnonzero(~same)
+        if not racy.size:
+            return None
+        first = racy[0]
+        return {"kernel": self.name, "addresses": int(racy.size),
+                "writer_program": int(wl[iw][first]),
+                "reader_program": int(rl[ir][first] if rl[ir][first] != wl[iw][first] else rh[ir][first])}
+
+    def finish(self) -> tuple[dict, np.ndarray, np.ndarray]:
+        """(record, read sectors, written sectors)."""
+        self._close_program()
+        reads, writes = self._unique("read"), self._unique("write")
+        record = {
+            "name": self.name, "kind": "triton", "programs": self.programs,
+            "constexprs": self.signature["constexprs"], "options": self.signature["options"],
+            "bytes_unique": int(reads.size + writes.size) * SECTOR,
+            "bytes_sectors": int(self.sector_bytes),
+            "flops": {k: float(v) for k, v in sorted(self.flops.items())},
+            "program_bytes_max": int(self.program_bytes_max),
+            "program_flops_max": {k: float(v) for k, v in sorted(self.program_flops_max.items())},
+        }
+        return record, reads, writes

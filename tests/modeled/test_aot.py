@@ -1,0 +1,67 @@
+"""The sm_90 ahead-of-time compile gate, on a CPU-only host (bundled ptxas)."""
+import pytest
+import torch
+
+from environment.evaluation.modeled import aot
+from environment.evaluation.modeled.kernel_source import kernel_source
+from modeled_helpers import GELU, count, load_module
+
+FUSED = GELU / "solutions" / "correct" / "triton_fused.py"
+
+
+@pytest.fixture(scope="module")
+def fused_signatures():
+    _, report = count(load_module(FUSED).ModelNew(), torch.randn(127, 257), torch.randn(257))
+    return report["kernels"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setattr(aot, "CACHE_DIR", tmp_path_factory.getbasetemp() / "aot_cache")
+
+
+def test_launch_signature_matches_what_the_jit_would_specialise(fused_signatures):
+    assert fused_signatures == [{
+        "name": "gelu_bias_kernel",
+        "signature": {"x_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "N": "i32",
+                      "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 1024}, "aligned": ["x_ptr", "b_ptr", "out_ptr"], "options": {}}]
+
+
+def test_fused_gelu_compiles_for_sm90_and_reports_registers(fused_signatures):
+    [info] = aot.compile_kernels(FUSED.read_text(), fused_signatures, timeout_s=120)
+    assert info.ok, info.error
+    assert info.kernel == "gelu_bias_kernel"
+    assert 8 <= info.registers <= 255
+    assert info.spills == 0 and info.shared_bytes == 0
+
+
+def test_a_second_compile_of_the_same_source_is_served_from_the_cache(fused_signatures):
+    first = aot.compile_kernels(FUSED.read_text(), fused_signatures)
+    assert list(aot.CACHE_DIR.glob("*.json"))
+    assert aot.compile_kernels(FUSED.read_text(), fused_signatures) == first
+
+
+def test_a_python_escape_inside_a_kernel_body_is_rejected(fused_signatures):
+    escaped = FUSED.read_text().replace("tl.store(out_ptr + offs, y, mask=mask)",
+                                        "tl.store(out_ptr + offs, torch.sigmoid(y), mask=mask)")
+    [info] = aot.compile_kernels(escaped, fused_signatures, timeout_s=120)
+    assert not info.ok
+    assert info.error.startswith("does not compile for sm_90 (a kernel body may use only triton.language, "
+                                 "constants and other @triton.jit functions): ")
+    assert "torch.sigmoid(y)" in info.error
+
+
+def test_compiling_never_runs_the_candidates_module_code():
+    source = ("import os\nimport triton\nimport triton.language as tl\nBLOCK = 128\nSCALE = tl.constexpr(2.0)\n"
+              "os.system('touch /tmp/pwned')\nx = open('/etc/passwd').read()\n"
+              "@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    pass\n"
+              "class ModelNew:\n    pass\n")
+    assert kernel_source(source) == ("import triton\nimport triton.language as tl\nBLOCK = 128\n"
+                                     "SCALE = tl.constexpr(2.0)\n\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n"
+                                     "    pass\n")
+
+
+def test_malformed_launch_signatures_from_the_child_are_refused():
+    [info] = aot.compile_kernels(FUSED.read_text(), [{"name": "gelu_bias_kernel; rm -rf /", "signature": {}}])
+    assert not info.ok and info.error == "bad kernel name 'gelu_bias_kernel; rm -rf /'"

@@ -1,0 +1,18 @@
+import torch
+
+import modeled_kernels as kernels
+from environment.evaluation.modeled import autotune
+from modeled_helpers import count
+
+
+def test_autotune_runs_on_cpu_and_keeps_the_config_with_the_lowest_modeled_time():
+    autotune.install()
+    x, y = torch.randn(1 << 14), torch.randn(1 << 14)
+    out, report = count(kernels.tuned_add, x, y)
+    assert torch.equal(out, x + y)
+    timings = {entry["constexprs"]["BLOCK"]: entry["modeled_us"] for entry in report["autotune"]}
+    assert sorted(timings) == [128, 1024, 16384]
+    assert min(timings, key=timings.get) == 128
+    assert kernels.tuned_add_kernel.best_config.kwargs == {"BLOCK": 128}
+    # Only the chosen config's launch counts toward the forward call.
+    assert [(r["name"], r["constexprs"]) for r in report["launches"]] == [("tuned_add_kernel", {"BLOCK": 128})]

@@ -1,0 +1,73 @@
+"""Each gate is pinned by a real adversarial kernel or host trick."""
+import torch
+
+import modeled_kernels as kernels
+from environment.evaluation.modeled.gates import modeled_gates
+from environment.evaluation.result import CompileInfo
+from modeled_helpers import GELU, count, load_module
+
+
+def gelu_inputs():
+    gen = torch.Generator().manual_seed(1)
+    return torch.randn(127, 257, generator=gen), torch.randn(257, generator=gen)
+
+
+def test_fused_gelu_passes_every_gate():
+    fused = load_module(GELU / "solutions" / "correct" / "triton_fused.py").ModelNew()
+    _, report = count(fused, *gelu_inputs())
+    assert report["provenance"] == 1.0
+    assert modeled_gates(report) == []
+
+
+def test_cross_program_read_after_write_without_atomics_is_flagged_as_a_race():
+    x = torch.randn(1000)
+    out, report = count(kernels.racy_sum, x)
+    assert torch.allclose(out, x.sum().reshape(1), atol=1e-4)  # correct in the interpreter
+    assert report["cross_program_raw"] == [
+        {"kernel": "racy_sum_kernel", "addresses": 7, "writer_program": 1, "reader_program": 8}]
+    assert modeled_gates(report) == [
+        "cross_program_race: in racy_sum_kernel, program 8 reads 7 addresses that program 1 writes in the same "
+        "launch; programs run concurrently on a GPU: use tl.atomic_* or a second launch"]
+
+
+def test_output_computed_with_numpy_on_the_host_fails_provenance():
+    x, bias = gelu_inputs()
+    out, report = count(kernels.gelu_on_host_numpy, x, bias)
+    assert torch.allclose(out, torch.nn.functional.gelu(x + bias), atol=1e-5)
+    assert report["launches"] == [] and report["provenance"] == 0.0
+    assert modeled_gates(report) == [
+        "output_provenance: no counted launch produced the output; compute it with a Triton kernel or PyTorch "
+        "ops inside forward"]
+
+
+def test_host_output_copied_by_a_counted_op_still_fails_provenance():
+    x, bias = gelu_inputs()
+    _, report = count(kernels.gelu_on_host_laundered, x, bias)
+    assert [r["name"] for r in report["launches"]] == ["aten.clone.default"]
+    assert report["tainted_launches"] == ["aten.clone.default"]
+    assert modeled_gates(report) == [
+        "output_provenance: 130560 of 130560 output bytes do not come from a counted launch on the inputs: "
+        "launches aten.clone.default read data produced on the host; write every output element in a kernel"]
+
+
+def test_pytorch_called_inside_a_triton_program_is_caught():
+    kernels.HOST_SIDE[:] = [torch.randn(4), torch.empty(4)]
+    x = torch.randn(100)
+
+    def escape(v):
+        out = torch.empty_like(v)
+        kernels.aten_inside_kernel[(1,)](v, out, v.numel(), BLOCK=128)
+        return out
+
+    _, report = count(escape, x)
+    assert report["aten_in_kernel"] == ["aten.copy_.default in aten_inside_kernel"]
+    assert modeled_gates(report) == [
+        "aten_in_kernel: PyTorch ran inside a Triton launch (aten.copy_.default in aten_inside_kernel); a kernel "
+        "body (and its grid function) may only use triton.language"]
+
+
+def test_a_kernel_that_fails_the_sm90_compile_denies_modeled_credit():
+    report = {"launches": [{"name": "k"}], "provenance": 1.0}
+    infos = [CompileInfo(kernel="k", ok=False, error="NameError('torch is not defined')")]
+    assert modeled_gates(report, infos) == [
+        "modeled_unavailable: kernel k does not compile for sm_90: NameError('torch is not defined')"]
