@@ -60,6 +60,7 @@ class ChildHandle:
         self.pid, self.cmd_fd, self.res_fd = pid, cmd_w, res_r
         self.status: Optional[int] = None
         self.timed_out = False
+        self.channel_closed = False
 
     def receive(self, timeout_s: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
         try:
@@ -69,6 +70,7 @@ class ChildHandle:
             self.kill()
             raise self._died()
         except frames.ChannelClosed:
+            self.channel_closed = True
             self.kill()
             raise self._died()
 
@@ -86,7 +88,11 @@ class ChildHandle:
         return self.receive(max(0.0, deadline - time.monotonic()))
 
     def _died(self) -> ChildDied:
-        reason, sandbox_kill = describe_status(self.wait(), self.timed_out)
+        status = self.wait()
+        reason, sandbox_kill = describe_status(status, self.timed_out)
+        if self.channel_closed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            # our own kill after the channel closed: say what the child did, not what we did
+            reason = "it closed its result channel before answering (its file descriptors were closed)"
         return ChildDied(reason, sandbox_kill=sandbox_kill, timeout=self.timed_out)
 
     def kill(self) -> None:
