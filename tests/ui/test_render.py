@@ -1,0 +1,186 @@
+"""The playground's pure renderers and input checks, without a browser or a server."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from environment.evaluation.result import (CorrectnessResult, EvalResult, LoadResult, Mismatch, PerformanceResult,
+                                           StaticResult, TimingStats)
+from environment.trajectory import EpisodeRecord, Message, StepRecord
+from ui import render as R
+from ui.app import checked_seed, default_example, example_choices, example_code
+from ui.players import ModelSettings, resolve_token
+from ui.session import PlayError, env_base_url
+
+
+def step(n: int = 1, *, correct: bool = True, speedup=None, kind=None, timings=True, flags=(), reward=None,
+         mismatch: bool = False, error=None) -> StepRecord:
+    perf = None
+    if correct:
+        perf = PerformanceResult(
+            speedup=speedup, speedup_kind=kind, note=None if speedup else "Modeled GPU time is not available",
+            reference=TimingStats(median_ms=2.0, min_ms=1.8, max_ms=2.5, std_ms=0.2, samples=5) if timings else None,
+            candidate=TimingStats(median_ms=1.0, min_ms=0.9, max_ms=1.4, std_ms=0.1, samples=5) if timings else None)
+    m = Mismatch(trial=2, distribution="wide", shape={"M": 3, "N": 5}, indices=[[0, 1], [2, 4]],
+                 expected=[1.0, 2.0], actual=[1.5, float("nan")], max_abs_error=0.5, mean_abs_error=0.1,
+                 mismatched=2, total=15) if mismatch else None
+    ev = EvalResult(task_id="gelu_bias", backend="cpu", static=StaticResult(ok=True), load=LoadResult(ok=True),
+                    correctness=CorrectnessResult(correct=correct, trials_passed=5 if correct else 2, trials_total=5,
+                                                  max_abs_error=0.0 if correct else 0.5, atol=1e-5, rtol=1e-5,
+                                                  mismatch=m),
+                    performance=perf, flags=list(flags), log="printed by the kernel\n")
+    breakdown = {"compiled": 0.1, "trials": 0.3 if correct else 0.12, "correct": 0.1 if correct else 0.0,
+                 "speed": 0.25 if speedup else 0.0}
+    score = round(sum(breakdown.values()), 6)
+    obs = {"task_id": "gelu_bias", "compiled": True, "correct": correct, "trials_passed": 5 if correct else 2,
+           "trials_total": 5, "speedup": speedup, "speedup_kind": kind, "flags": list(flags),
+           "reward_breakdown": breakdown, "score": score, "feedback": "Correctness: fine", "error": error}
+    return StepRecord(step=n, code="class ModelNew: pass\n", observation=obs, evaluation_json=ev.model_dump_json(),
+                      reward=score if reward is None else reward, env_latency_ms=512.0)
+
+
+def test_badges_show_each_stage_with_its_state():
+    html = R.badges_html(step(speedup=1.5, kind="measured_cpu"))
+    for stage, state in (("static", "pass"), ("compiled", "pass"), ("correct", "pass"), ("performance", "pass")):
+        assert f'data-stage="{stage}" data-state="{state}"' in html
+    assert "1.50x (measured, CPU wall clock)" in html
+    assert 'data-env-ms="512.0"' in html
+
+
+def test_badges_mark_performance_not_reached_when_wrong():
+    html = R.badges_html(step(correct=False, mismatch=True))
+    assert 'data-stage="correct" data-state="fail"' in html and "2/5 trials" in html
+    assert 'data-stage="performance" data-state="skip"' in html
+
+
+def test_badges_of_a_model_turn_without_code_name_the_cause():
+    html = R.badges_html(StepRecord(step=1, error="the reply has no code block defining class ModelNew"))
+    assert 'data-stage="player" data-state="fail"' in html and "no code block" in html
+
+
+def test_breakdown_chart_parts_sum_to_the_score():
+    s = step(speedup=1.0, kind="modeled")
+    html = R.breakdown_chart_html(s)
+    assert 'data-score="0.7500"' in html
+    assert "Score 0.75 = 0.10 + 0.30 + 0.10 + 0.25" in html
+    assert html.count("<title>") == 4
+
+
+def test_timing_chart_says_whether_the_speedup_was_measured_or_modeled():
+    assert "modeled (H100 roofline estimate, not measured): speedup 2.00x" in R.timing_chart_html(
+        step(speedup=2.0, kind="modeled"))
+    measured = R.timing_chart_html(step(speedup=2.0, kind="measured_cuda"))
+    assert "measured with CUDA events" in measured and "2 ms" in measured and "whiskers: min to max" in measured
+    missing = R.timing_chart_html(step(timings=False))
+    assert "Timings: not available" in missing and "Modeled GPU time is not available" in missing
+
+
+def test_mismatch_table_lists_indices_values_and_errors():
+    s = step(correct=False, mismatch=True)
+    frame = R.mismatch_frame(s)
+    assert list(frame.columns) == R.MISMATCH_COLUMNS
+    assert frame.iloc[0].tolist() == ["(0, 1)", 1.0, 1.5, 0.5]
+    assert frame.iloc[1]["abs error"] == float("inf")  # NaN output counts as an unbounded error
+    summary = R.mismatch_summary(s)
+    assert "First failing trial 2" in summary and "max abs error 0.5" in summary and "mean abs error 0.1" in summary
+
+
+def test_flags_separate_hacks_from_warnings():
+    html = R.flags_html(step(flags=("decoy_kernel", "no_custom_kernel")))
+    assert "hack: decoy_kernel" in html and "warning: no_custom_kernel" in html
+    assert "No flags" in R.flags_html(step())
+
+
+def test_log_collects_captured_output():
+    assert "printed by the kernel" in R.log_text(step())
+
+
+def test_timeline_and_scores_track_the_best_so_far():
+    record = EpisodeRecord(task_id="gelu_bias", seed=1, player="human", max_turns=3,
+                           steps=[step(1, correct=False, mismatch=True), step(2), step(3, reward=0.2)])
+    record.refresh()
+    frame = R.timeline_frame(record)
+    assert frame["best so far"].tolist() == [0.22, 0.5, 0.5]
+    assert frame["outcome"].tolist()[:2] == ["wrong (2/5)", "correct"]
+    scores = R.scores_frame([("episode", record)])
+    assert set(scores["series"]) == {"score", "best so far"} and len(scores) == 6
+    both = R.scores_frame([("A", record), ("B", record)])
+    assert set(both["series"]) == {"A", "B"}
+    assert R.best_step(record).step == 2
+
+
+def test_winner_is_the_best_score_then_the_earlier_step():
+    def rec(rewards):
+        r = EpisodeRecord(task_id="t", steps=[StepRecord(step=i + 1, code="x", reward=v) for i, v in enumerate(rewards)])
+        r.refresh()
+        return r
+    assert 'data-winner="A: you"' in R.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.4])))
+    assert 'data-winner="B: m"' in R.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.5])))
+    assert 'data-winner="tie"' in R.winner_html(("A", rec([0.5])), ("B", rec([0.5])))
+    assert "No result yet" in R.winner_html(("A", None), ("B", rec([0.5])))
+
+
+def test_prompt_and_reply_views_of_a_model_step():
+    s = StepRecord(step=1, code="x", prompt_messages=[Message(role="system", content="be fast"),
+                                                       Message(role="user", content="Task: gelu_bias")],
+                   raw_reply="```python\nx\n```")
+    assert "── user ──\nTask: gelu_bias" in R.prompt_text(s)
+    assert R.reply_text(s).startswith("```python")
+    assert "a person played" in R.prompt_text(step())
+
+
+def test_renderers_accept_no_step():
+    for fn in (R.badges_html, R.timing_chart_html, R.breakdown_chart_html, R.log_text, R.feedback_text):
+        assert isinstance(fn(None), str)
+    assert isinstance(R.mismatch_frame(None), pd.DataFrame)
+
+
+def test_status_escapes_html():
+    assert "&lt;script&gt;" in R.status_html("<script>", "error")
+
+
+@pytest.mark.parametrize("value, message", [(None, "enter a seed"), (-3, "from 0 to"), (1.5, "whole number"),
+                                            (2**31, "from 0 to")])
+def test_bad_seeds_are_refused_with_the_valid_range(value, message):
+    with pytest.raises(PlayError, match=message):
+        checked_seed(value)
+    assert checked_seed(7.0) == 7
+
+
+@pytest.mark.parametrize("args, message", [(("", None, 0.2, 100), "choose a model"),
+                                           (("m", "ftp://x", 0.2, 100), "must start with http"),
+                                           (("m", None, 3.0, 100), "temperature"),
+                                           (("m", None, 0.2, 5), "max tokens")])
+def test_model_settings_are_checked(args, message):
+    with pytest.raises(PlayError, match=message):
+        ModelSettings.checked(*args)
+    assert ModelSettings.checked("m", "", 0.2, 100).base_url == "https://router.huggingface.co/v1"
+
+
+def test_token_falls_back_to_the_space_secret(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_space_secret")
+    assert resolve_token("  ") == "hf_space_secret"
+    assert resolve_token("typed") == "typed"
+
+
+def test_env_url_follows_the_port_the_request_came_in_on(monkeypatch):
+    monkeypatch.delenv("KERNEL_PLAYGROUND_ENV_URL", raising=False)
+
+    class Raw:
+        scope = {"server": ("10.0.0.5", 7860)}
+
+    class Req:
+        request = Raw()
+
+    assert env_base_url(Req()) == "http://127.0.0.1:7860"
+    monkeypatch.setenv("KERNEL_PLAYGROUND_ENV_URL", "http://elsewhere:1/")
+    assert env_base_url(Req()) == "http://elsewhere:1"
+
+
+def test_examples_come_from_the_shipped_solutions():
+    keys = [v for _, v in example_choices("gelu_bias")]
+    assert "correct/torch_two_ops.py" in keys and any(k.startswith("wrong/") for k in keys)
+    assert default_example("gelu_bias").startswith("correct/triton_")
+    assert "class ModelNew" in example_code("gelu_bias", "correct/torch_two_ops.py")
+    with pytest.raises(PlayError):
+        example_code("gelu_bias", "correct/missing.py")

@@ -1,0 +1,363 @@
+"""Pure renderers: one step (a StepRecord) or one episode (an EpisodeRecord) to HTML, frames and text.
+
+Everything here works from the stored record alone, so the live play, the timeline, the
+comparison and the replay of an exported file all render a step the same way.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any, Optional, Sequence
+
+import pandas as pd
+
+from environment.evaluation.result import EvalResult, TimingStats
+from environment.reward import W_COMPILED, W_CORRECT, W_SPEED, W_TRIALS
+from environment.trajectory import EpisodeRecord, StepRecord
+
+PARTS = (("compiled", W_COMPILED, "#6c8ebf"), ("trials", W_TRIALS, "#9673a6"),
+         ("correct", W_CORRECT, "#82b366"), ("speed", W_SPEED, "#d79b00"))
+MISMATCH_COLUMNS = ["index", "expected", "actual", "abs error"]
+TIMELINE_COLUMNS = ["step", "score", "best so far", "outcome", "speedup"]
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def evaluation_of(step: Optional[StepRecord]) -> Optional[EvalResult]:
+    if step is None or not step.evaluation_json:
+        return None
+    try:
+        return EvalResult.model_validate_json(step.evaluation_json)
+    except ValueError:
+        pass
+    try:  # JSON has no NaN: pydantic writes NaN/Inf values as null, so mismatch values may come back as null
+        data = json.loads(step.evaluation_json)
+        m = (data.get("correctness") or {}).get("mismatch")
+        if m:
+            for key in ("expected", "actual"):
+                m[key] = [math.nan if v is None else v for v in m.get(key) or []]
+        return EvalResult.model_validate(data)
+    except ValueError:  # a replayed file from another version: show what the observation has
+        return None
+
+
+def obs_of(step: Optional[StepRecord]) -> dict[str, Any]:
+    return dict(step.observation or {}) if step is not None else {}
+
+
+# ---- stage badges ----------------------------------------------------------------------------
+
+def _badge(label: str, state: str, detail: str, elem: str) -> str:
+    icon = {"pass": "✔", "fail": "✘", "warn": "●", "skip": "○"}[state]
+    return (f'<span class="kp-badge kp-{state}" data-stage="{elem}" data-state="{state}" title="{esc(detail)}">'
+            f'{icon} <b>{esc(label)}</b> <small>{esc(detail)}</small></span>')
+
+
+def badges_html(step: Optional[StepRecord]) -> str:
+    """Four stage badges: static checks, compiled, correct, performance (not reached = hollow)."""
+    if step is None:
+        return '<div class="kp-badges kp-empty">No step yet: submit code to see how it fares.</div>'
+    ev, obs = evaluation_of(step), obs_of(step)
+    badges = []
+    if ev is None and not obs:
+        badges.append(_badge("No submission", "fail", step.error or "the player produced no code", "player"))
+        return f'<div class="kp-badges">{"".join(badges)}</div>'
+    static_ok = ev.static.ok if ev else obs.get("compiled") is not False
+    badges.append(_badge("Static checks", "pass" if static_ok else "fail",
+                         "passed" if static_ok else (ev.static.errors[0] if ev and ev.static.errors else "failed"),
+                         "static"))
+    compiled = obs.get("compiled")
+    if ev is not None and ev.load is None and static_ok:
+        compiled = None
+    badges.append(_badge("Compiled", {True: "pass", False: "fail", None: "skip"}[compiled],
+                         {True: "loaded and ran", False: (ev.load.error if ev and ev.load and ev.load.error
+                                                          else "did not load"), None: "not reached"}[compiled],
+                         "compiled"))
+    correct, passed, total = obs.get("correct"), obs.get("trials_passed", 0), obs.get("trials_total", 0)
+    if not total and not correct:
+        correct = None if compiled is not True else correct
+    badges.append(_badge("Correct", {True: "pass", False: "fail", None: "skip"}[correct],
+                         f"{passed}/{total} trials" if total else "not reached", "correct"))
+    perf = ev.performance if ev else None
+    speedup, kind = obs.get("speedup"), obs.get("speedup_kind")
+    if speedup is not None:
+        badges.append(_badge("Performance", "pass" if speedup >= 1.0 else "warn",
+                             f"{speedup:.2f}x ({speed_kind_text(kind)})", "performance"))
+    elif perf is not None:
+        badges.append(_badge("Performance", "warn", perf.note or "speedup not available", "performance"))
+    else:
+        badges.append(_badge("Performance", "skip", "not reached (needs a correct result)", "performance"))
+    return (f'<div class="kp-badges" data-env-ms="{step.env_latency_ms:.1f}" data-step="{step.step}">'
+            f'{"".join(badges)}</div>')
+
+
+def speed_kind_text(kind: Optional[str]) -> str:
+    return {"measured_cuda": "measured, CUDA events", "measured_cpu": "measured, CPU wall clock",
+            "modeled": "modeled H100 estimate, not measured"}.get(kind or "", "unknown")
+
+
+def flags_html(step: Optional[StepRecord]) -> str:
+    ev, obs = evaluation_of(step), obs_of(step)
+    flags = list(dict.fromkeys((obs.get("flags") or []) + (ev.static.flags if ev else []) + (ev.flags if ev else [])))
+    if not flags:
+        return '<div class="kp-flags kp-muted">No flags: no hacks detected, no warnings.</div>'
+    from environment.evaluation import flags as F
+    items = "".join(f'<span class="kp-flag {"kp-hack" if F.is_hack(f) else "kp-warning"}">'
+                    f'{"hack" if F.is_hack(f) else "warning"}: {esc(f)}</span>' for f in flags)
+    return f'<div class="kp-flags">{items}</div>'
+
+
+# ---- mismatch table and log -----------------------------------------------------------------
+
+def mismatch_frame(step: Optional[StepRecord]) -> pd.DataFrame:
+    ev = evaluation_of(step)
+    m = ev.correctness.mismatch if ev and ev.correctness else None
+    if m is None:
+        return pd.DataFrame(columns=MISMATCH_COLUMNS)
+    rows = [[str(tuple(i)), e, a, abs(a - e) if math.isfinite(a) and math.isfinite(e) else float("inf")]
+            for i, e, a in zip(m.indices, m.expected, m.actual)]
+    return pd.DataFrame(rows, columns=MISMATCH_COLUMNS)
+
+
+def mismatch_summary(step: Optional[StepRecord]) -> str:
+    ev = evaluation_of(step)
+    c = ev.correctness if ev else None
+    if c is None:
+        return "Correctness was not checked." if step is not None else ""
+    if c.mismatch is None:
+        if c.correct:
+            return f"All {c.trials_total} trials matched (max abs error {c.max_abs_error or 0:.3g})."
+        return f"No element mismatch recorded. {c.error or ''}".strip()
+    m = c.mismatch
+    shape = ", ".join(f"{k}={v}" for k, v in m.shape.items())
+    return (f"**First failing trial {m.trial}** ({m.distribution} inputs, {shape}): {m.mismatched}/{m.total} "
+            f"elements outside atol={c.atol:g}, rtol={c.rtol:g}; **max abs error {m.max_abs_error:.3g}**, "
+            f"**mean abs error {m.mean_abs_error:.3g}**.")
+
+
+def log_text(step: Optional[StepRecord]) -> str:
+    if step is None:
+        return ""
+    ev = evaluation_of(step)
+    parts = []
+    if ev is not None:
+        parts += [f"static check: {e}" for e in ev.static.errors]
+        if ev.load is not None and ev.load.error:
+            parts.append(f"load: {ev.load.error}" + (f" ({ev.load.exit_reason})" if ev.load.exit_reason else ""))
+        if ev.performance is not None:
+            parts += [f"compile {c.kernel}: {c.error}" for c in ev.performance.compile if c.error]
+        if ev.log.strip():
+            parts.append(ev.log.rstrip())
+    elif step.error:
+        parts.append(step.error)
+    return "\n".join(parts) or "(nothing was printed)"
+
+
+# ---- charts (inline SVG: bars with dispersion whiskers, a stacked breakdown) ------------------
+
+def _timing_stats(step: Optional[StepRecord]) -> tuple[Optional[TimingStats], Optional[TimingStats], str, str]:
+    ev, obs = evaluation_of(step), obs_of(step)
+    perf = ev.performance if ev else None
+    kind = obs.get("speedup_kind") or (perf.speedup_kind if perf else None)
+    note = (perf.note if perf and perf.note else "") or ""
+    if perf is not None and (perf.reference or perf.candidate):
+        return perf.reference, perf.candidate, kind or "", note
+    timings = obs.get("timings") or {}
+    ref, cand = timings.get("reference"), timings.get("candidate")
+    return (TimingStats(**ref) if ref else None, TimingStats(**cand) if cand else None, kind or "", note)
+
+
+def timing_chart_html(step: Optional[StepRecord]) -> str:
+    """Reference vs candidate median time, whiskers from min to max, a band of one std each side."""
+    if step is None:
+        return '<div class="kp-chart kp-muted">Timings appear after a submission.</div>'
+    ref, cand, kind, note = _timing_stats(step)
+    if ref is None and cand is None:
+        reason = note or ("the submission was not correct, so it was not timed" if obs_of(step).get("correct") is not True
+                          else "no timing was recorded")
+        return (f'<div class="kp-chart" data-kind="none"><div class="kp-chart-title">Timings: not available</div>'
+                f'<div class="kp-muted">{esc(reason)}</div></div>')
+    rows = [("reference", ref, "#8c8c8c"), ("candidate", cand, "#2f7ed8")]
+    top = max((s.max_ms for _, s, _ in rows if s), default=1.0) or 1.0
+    width, left, bar_h, gap = 520, 90, 22, 18
+    scale = (width - left - 70) / top
+    parts = []
+    for i, (name, s, color) in enumerate(rows):
+        y = 10 + i * (bar_h + gap)
+        parts.append(f'<text x="{left - 8}" y="{y + bar_h * 0.7}" text-anchor="end" class="kp-svg-label">{name}</text>')
+        if s is None:
+            parts.append(f'<text x="{left}" y="{y + bar_h * 0.7}" class="kp-svg-muted">not timed</text>')
+            continue
+        med = s.median_ms * scale
+        parts.append(f'<rect x="{left}" y="{y}" width="{med:.1f}" height="{bar_h}" fill="{color}" rx="3">'
+                     f'<title>{name}: median {s.median_ms:.4g} ms, min {s.min_ms:.4g}, max {s.max_ms:.4g}, '
+                     f'std {s.std_ms:.3g}, {s.samples} samples</title></rect>')
+        lo, hi = left + max(0.0, s.median_ms - s.std_ms) * scale, left + (s.median_ms + s.std_ms) * scale
+        parts.append(f'<rect x="{lo:.1f}" y="{y + bar_h / 2 - 4}" width="{max(hi - lo, 0.5):.1f}" height="8" '
+                     f'fill="#000" opacity="0.18"/>')
+        x0, x1, ym = left + s.min_ms * scale, left + s.max_ms * scale, y + bar_h / 2
+        parts.append(f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{ym}" y2="{ym}" stroke="#222" stroke-width="1.5"/>'
+                     f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{ym - 6}" y2="{ym + 6}" stroke="#222"/>'
+                     f'<line x1="{x1:.1f}" x2="{x1:.1f}" y1="{ym - 6}" y2="{ym + 6}" stroke="#222"/>')
+        parts.append(f'<text x="{x1 + 6:.1f}" y="{y + bar_h * 0.7}" class="kp-svg-label">{s.median_ms:.3g} ms</text>')
+    height = 10 + 2 * (bar_h + gap)
+    speedup = obs_of(step).get("speedup")
+    how = "modeled (H100 roofline estimate, not measured)" if kind == "modeled" else (
+        "measured" + (" with CUDA events" if kind == "measured_cuda" else " on CPU wall clock" if kind else ""))
+    title = f"Timings, {how}" + (f": speedup {speedup:.2f}x" if speedup is not None else "")
+    return (f'<div class="kp-chart" data-kind="{esc(kind or "unknown")}"><div class="kp-chart-title">{esc(title)}</div>'
+            f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{esc(title)}">{"".join(parts)}'
+            f'</svg><div class="kp-muted">bar: median; whiskers: min to max; band: ±1 std</div></div>')
+
+
+def breakdown_chart_html(step: Optional[StepRecord]) -> str:
+    """The score as stacked parts on a 0..1 axis; each part's maximum shown as a pale slot."""
+    if step is None:
+        return '<div class="kp-chart kp-muted">The reward breakdown appears after a submission.</div>'
+    parts = obs_of(step).get("reward_breakdown") or {}
+    total = sum(float(v or 0.0) for v in parts.values())
+    width, left, bar_h = 520, 10, 26
+    span = width - 2 * left
+    x = left
+    shapes, legend = [], []
+    for name, weight, color in PARTS:
+        value = float(parts.get(name) or 0.0)
+        w_slot, w_val = weight * span, value * span
+        shapes.append(f'<rect x="{x:.1f}" y="10" width="{w_slot:.1f}" height="{bar_h}" fill="{color}" opacity="0.18"/>')
+        shapes.append(f'<rect x="{x:.1f}" y="10" width="{w_val:.1f}" height="{bar_h}" fill="{color}">'
+                      f'<title>{name}: {value:.3f} of {weight:.2f}</title></rect>')
+        x += w_slot
+        legend.append(f'<span class="kp-legend" data-part="{name}"><i style="background:{color}"></i>'
+                      f'{name} {value:.2f}/{weight:.2f}</span>')
+    title = f"Score {total:.2f} = " + " + ".join(f"{float(parts.get(n) or 0.0):.2f}" for n, _, _ in PARTS)
+    return (f'<div class="kp-chart" data-score="{total:.4f}"><div class="kp-chart-title">{esc(title)}</div>'
+            f'<svg viewBox="0 0 {width} {bar_h + 20}" width="100%" role="img" aria-label="{esc(title)}">'
+            f'{"".join(shapes)}</svg><div>{"".join(legend)}</div></div>')
+
+
+# ---- text views -------------------------------------------------------------------------------
+
+def step_header(step: Optional[StepRecord], record: Optional[EpisodeRecord]) -> str:
+    if step is None or record is None:
+        return "### No step selected"
+    best = max([0.0] + [s.reward for s in record.steps if s.step <= step.step])
+    timing = f"environment step {step.env_latency_ms / 1000:.2f} s"
+    if step.latency_ms:
+        timing += f", player {step.latency_ms / 1000:.2f} s"
+    return (f"### Step {step.step} of {len(record.steps)} · score {step.reward:.2f} · best so far {best:.2f}\n"
+            f"{record.task_id} · seed {record.seed} · {player_name(record)} · {timing}")
+
+
+def player_name(record: EpisodeRecord) -> str:
+    return f"model {record.model}" if record.player == "model" and record.model else record.player
+
+
+def feedback_text(step: Optional[StepRecord]) -> str:
+    if step is None:
+        return ""
+    obs = obs_of(step)
+    return obs.get("feedback") or step.error or ""
+
+
+def observation_json(step: Optional[StepRecord]) -> dict[str, Any]:
+    if step is None:
+        return {}
+    data = obs_of(step)
+    ev = evaluation_of(step)
+    if ev is not None:
+        data["evaluation"] = ev.model_dump(mode="json")
+    if step.error and "error" not in data:
+        data["error"] = step.error
+    return data
+
+
+def prompt_text(step: Optional[StepRecord]) -> str:
+    if step is None or not step.prompt_messages:
+        return "(a person played this step: no model prompt)"
+    return "\n\n".join(f"── {m.role} ──\n{m.content}" for m in step.prompt_messages)
+
+
+def reply_text(step: Optional[StepRecord]) -> str:
+    if step is None or step.raw_reply is None:
+        return "(no model reply)" if step is None or not step.prompt_messages else f"(no reply: {step.error})"
+    return step.raw_reply
+
+
+# ---- episode views ---------------------------------------------------------------------------
+
+def timeline_frame(record: Optional[EpisodeRecord]) -> pd.DataFrame:
+    if record is None or not record.steps:
+        return pd.DataFrame(columns=TIMELINE_COLUMNS)
+    rows, best = [], 0.0
+    for s in record.steps:
+        best = max(best, s.reward)
+        obs = s.observation or {}
+        if not obs:
+            outcome = "no code: " + (s.error or "")[:60]
+        elif obs.get("correct"):
+            outcome = "correct"
+        elif obs.get("compiled"):
+            outcome = f"wrong ({obs.get('trials_passed', 0)}/{obs.get('trials_total', 0)})"
+        else:
+            outcome = "failed: " + (s.error or "did not compile")[:60]
+        speedup = obs.get("speedup")
+        rows.append([s.step, round(s.reward, 3), round(best, 3), outcome,
+                     f"{speedup:.2f}x" if speedup is not None else "–"])
+    return pd.DataFrame(rows, columns=TIMELINE_COLUMNS)
+
+
+def scores_frame(records: Sequence[tuple[str, Optional[EpisodeRecord]]]) -> pd.DataFrame:
+    """Long frame (step, score, series) for a LinePlot: per-step score and best so far of each record."""
+    rows = []
+    for name, record in records:
+        if record is None:
+            continue
+        best = 0.0
+        for s in record.steps:
+            best = max(best, s.reward)
+            if len(records) == 1:
+                rows += [(s.step, s.reward, "score"), (s.step, best, "best so far")]
+            else:
+                rows.append((s.step, s.reward, name))
+    return pd.DataFrame(rows, columns=["step", "score", "series"])
+
+
+def best_step(record: Optional[EpisodeRecord]) -> Optional[StepRecord]:
+    if record is None:
+        return None
+    stepped = [s for s in record.steps if s.code is not None]
+    return max(stepped, key=lambda s: s.reward, default=None)
+
+
+def winner_html(a: tuple[str, Optional[EpisodeRecord]], b: tuple[str, Optional[EpisodeRecord]]) -> str:
+    """Best score wins; a tie goes to the one that reached it in fewer steps."""
+    (na, ra), (nb, rb) = a, b
+    if ra is None or rb is None or not ra.steps or not rb.steps:
+        return '<div class="kp-winner kp-muted">No result yet.</div>'
+
+    def key(r: EpisodeRecord) -> tuple[float, int]:
+        best = r.score
+        first = next((s.step for s in r.steps if s.reward == best), len(r.steps))
+        return best, -first
+
+    ka, kb = key(ra), key(rb)
+    if ka == kb:
+        text = f"Tie: both reached {ra.score:.2f} in {-ka[1]} step(s)."
+        winner = "tie"
+    else:
+        winner, loser = (na, nb) if ka > kb else (nb, na)
+        text = (f"{winner} wins: best score {max(ka, kb)[0]:.2f} (step {-max(ka, kb)[1]}) against "
+                f"{min(ka, kb)[0]:.2f} (step {-min(ka, kb)[1]}) for {loser}.")
+    return f'<div class="kp-winner" data-winner="{esc(winner)}">🏁 {esc(text)}</div>'
+
+
+def status_html(message: str, kind: str = "info") -> str:
+    """A one-line notice in the page: info, ok, busy or error."""
+    return f'<div class="kp-status kp-status-{kind}" data-kind="{kind}">{esc(message)}</div>'
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=1, default=str)
