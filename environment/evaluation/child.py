@@ -137,10 +137,13 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
                 from environment.evaluation.modeled.counting import CostCounter
                 inputs = [t.to(device) for t in tensors]
                 counter = CostCounter()
+                start = time.perf_counter()
                 with torch.no_grad(), counter:
                     out = model(*inputs)
+                compute = time.perf_counter() - start
                 items, _ = _outputs(out)
-                _send(res_fd, nonce, {"kind": "counted", "ok": True, "report": counter.report(outputs=items)})
+                _send(res_fd, nonce, {"kind": "counted", "ok": True, "report": counter.report(outputs=items),
+                                      "compute_s": compute})
             else:
                 _send(res_fd, nonce, {"kind": "error", "ok": False, "error": f"unknown command {cmd!r}"})
         except BaseException as exc:
@@ -159,12 +162,14 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
-    plain_all, mutated, n_out = True, False, 0
+    plain_all, mutated, n_out, compute = True, False, 0, 0.0
     for rep in range(int(header.get("repeat", 1))):
         args = [t.clone() for t in inputs]
+        start = time.perf_counter()
         with torch.no_grad(), LaunchCounter() as counter:
             out = model(*args)
             _sync(device)
+        compute += time.perf_counter() - start
         items, plain = _outputs(out)
         plain_all &= plain
         if not plain:
@@ -174,7 +179,7 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
     return ({"kind": "ran", "ok": True, "plain": plain_all, "mutated": mutated, "launches": launches,
-             "outputs": n_out, "audit": list(audit_events)}, outs if plain_all else [])
+             "outputs": n_out, "audit": list(audit_events), "compute_s": compute}, outs if plain_all else [])
 
 
 def _cmd_time(model, staged, device):

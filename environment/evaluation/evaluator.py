@@ -66,6 +66,7 @@ class Evaluation:
         self.correctness: Optional[CorrectnessResult] = None
         self.launches: Optional[KernelLaunches] = None
         self.performance: Optional[PerformanceResult] = None
+        self.compute_s = 0.0
 
     def run(self) -> EvalResult:
         started = time.monotonic()
@@ -91,7 +92,8 @@ class Evaluation:
             self.flags.append(F.OUTPUT_TRUNCATED)
         return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, load=self.load,
                           correctness=self.correctness, launches=self.launches, performance=self.performance,
-                          flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started)
+                          flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started,
+                          compute_s=self.compute_s)
 
     def _fail_load(self, died: ChildDied) -> None:
         self.load = LoadResult(ok=False, error=f"The submission did not finish loading: {died.reason}.",
@@ -161,6 +163,7 @@ class Evaluation:
             r_head, r_out = ref.request({"cmd": "run", "repeat": 1}, inputs, timeout)
             if not r_head.get("ok"):
                 raise RuntimeError(f"task {task.id}: the reference failed: {r_head.get('error')}")
+            self.compute_s += float(r_head.get("compute_s", 0.0)) + float(c_head.get("compute_s", 0.0) or 0.0)
             for event in c_head.get("audit") or ():
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")
             if not c_head.get("ok"):

@@ -52,6 +52,7 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
         for child in order:
             child.request({"cmd": "stage", "arity": len(sets[0])}, flat, cfg.timeout_s)
             wall, inner = _round_trip(child, cfg.timing_calls, cfg.timeout_s)
+            ev.compute_s += inner
             per_call_wall = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
                 if inner > wall * 1.05:  # a child cannot spend more time than the parent waited

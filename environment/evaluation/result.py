@@ -118,6 +118,7 @@ class EvalResult(_Record):
     flags: list[str] = Field(default_factory=list, description="Detected hacks (see flags.py) and warnings.")
     log: str = Field("", description="Captured stdout/stderr of the candidate, capped.")
     wall_s: float = Field(0.0, description="Wall time of the whole evaluation.")
+    compute_s: float = Field(0.0, description="Time spent inside candidate and reference forward calls (child clocks).")
 
     @property
     def compiled(self) -> bool:
