@@ -65,3 +65,14 @@ def test_compiling_never_runs_the_candidates_module_code():
 def test_malformed_launch_signatures_from_the_child_are_refused():
     [info] = aot.compile_kernels(FUSED.read_text(), [{"name": "gelu_bias_kernel; rm -rf /", "signature": {}}])
     assert not info.ok and info.error == "bad kernel name 'gelu_bias_kernel; rm -rf /'"
+
+
+def test_a_kernel_whose_definition_would_run_code_is_dropped_before_compiling():
+    source = ("import triton\nimport triton.language as tl\n"
+              "@triton.jit(do_not_specialize=__import__('os').system('touch /tmp/pwned'))\ndef a(p):\n    pass\n"
+              "@triton.jit\ndef b(p, n=print('side effect')):\n    pass\n"
+              "@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=4)], key=['n'])\n"
+              "@triton.heuristics({'EVEN': lambda args: args['n'] % 64 == 0})\n"
+              "@triton.jit\ndef c(p, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n    pass\n")
+    kept = kernel_source(source)
+    assert "def a(" not in kept and "def b(" not in kept and "def c(" in kept

@@ -45,7 +45,9 @@ def _compile(module, kernel: dict, arch: int, max_shared: int, workdir: str) -> 
     while fn is not None and not isinstance(fn, triton.runtime.jit.JITFunction) and hasattr(fn, "fn"):
         fn = fn.fn  # unwrap @autotune / @heuristics
     if not isinstance(fn, triton.runtime.jit.JITFunction):
-        return {"ok": False, "error": f"{kernel['name']} is not a @triton.jit function defined at module level"}
+        return {"ok": False, "error": f"{kernel['name']} is not a @triton.jit function defined at module level "
+                                      "whose decorators, defaults and annotations use only constants, triton.Config "
+                                      "and lambdas"}
     constexprs = {name: _constexpr(v) for name, v in kernel["constexprs"].items()}
     attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in kernel["aligned"] if n in fn.arg_names}
     src = ASTSource(fn, kernel["signature"], constexprs=constexprs, attrs=attrs)
