@@ -13,6 +13,7 @@ from environment import feedback, reward
 from environment.config import ServerConfig
 from environment.evaluation import harness
 from environment.evaluation.result import EvalResult
+from environment.evaluation.sandbox import probe_layers
 from environment.models import KernelAction, KernelObservation, KernelState, Timings
 from environment.prompt import task_prompt
 from environment.tasks import GRADED_TASKS, get_task, list_tasks
@@ -94,11 +95,16 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
+        layers = probe_layers()
+        active = ", ".join(
+            [f"Landlock ABI {layers['landlock_abi']}"] * bool(layers["landlock"]) + ["seccomp"] * bool(layers["seccomp"])
+            + ["rlimits", "audit-hook tripwire"])
         return EnvironmentMetadata(
             name="kernel_env",
             description="GPU kernel optimization: submit ModelNew (Triton or PyTorch) for a PyTorch reference; "
                         "sandboxed correctness over secret-seeded trials, measured (CUDA) or modeled (CPU) speedup, "
-                        "reward-hack detection, reward breakdown.",
+                        f"reward-hack detection, reward breakdown. Backend: {harness.backend()}. "
+                        f"Sandbox layers on this host: {active} (details: GET /sandbox).",
             version="0.1.0",
         )
 

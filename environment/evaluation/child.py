@@ -80,6 +80,7 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
     os.chdir(tmpdir)
     os.environ["TMPDIR"] = tmpdir
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(tmpdir, "triton-cache")  # the only writable place
     source_path = os.path.join(tmpdir, "submission.py")
     with open(source_path, "w") as fh:
         fh.write(job["source"])

@@ -32,10 +32,11 @@ def _warm_up(backend: str) -> None:
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
 
-    device = "cuda" if backend == "cuda" else "cpu"
-    x = torch.zeros(64, device=device)
-    _add[(1,)](x, torch.empty_like(x), 64, BLOCK=64)
-    torch.save(x.cpu(), io.BytesIO())
+    # Never touch CUDA here: a CUDA context does not survive fork, so each child initialises its own.
+    x = torch.zeros(64)
+    if backend == "cpu":
+        _add[(1,)](x, torch.empty_like(x), 64, BLOCK=64)
+    torch.save(x, io.BytesIO())
     torch.nn.functional.gelu(x + 1)
     import environment.evaluation.child  # noqa: F401  (children must not pay this import)
     try:
