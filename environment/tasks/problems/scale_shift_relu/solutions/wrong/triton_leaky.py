@@ -26,7 +26,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        BLOCK = 1024
+        BLOCK = 4096  # few, large programs: cheap for the interpreter, fine on a GPU
         scale_shift_relu_kernel[(triton.cdiv(n, BLOCK),)](x, scale, shift, out, n, x.shape[-1],
                                                           BLOCK=BLOCK)
         return out
