@@ -22,7 +22,7 @@ from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.compare import compare
 from environment.evaluation.frames import FrameError
-from environment.evaluation.inputs import init_args, make_inputs, plan_trials
+from environment.evaluation.inputs import init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.performance import measure, model_speed
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)
@@ -50,7 +50,7 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
          init_seed: int) -> dict[str, Any]:
     return {"tmpdir": tempfile.mkdtemp(prefix="kenv-"), "source": source, "class_name": class_name,
             "init_args": init, "init_seed": init_seed, "backend": backend,
-            "device": "cuda" if backend == "cuda" else "cpu",
+            "device": "cuda" if backend == "cuda" else "cpu", "tolerance": {"atol": task.atol, "rtol": task.rtol},
             "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
                        "max_file_mb": config.max_file_mb, "timeout_s": config.timeout_s,
                        "landlock": config.landlock, "seccomp": config.seccomp}}
@@ -71,6 +71,9 @@ class Evaluation:
     def run(self) -> EvalResult:
         started = time.monotonic()
         reference = self.task.load_reference()
+        shapes = self.task.shapes(self.backend)
+        for name, value in (shapes[0] if shapes else {}).items():
+            setattr(reference, name, value)  # get_init_inputs may read the dimensions
         init = init_args(reference)
         init_seed = self.seeds[-1] % (2**31)
         cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed)
@@ -157,10 +160,11 @@ class Evaluation:
         mutated, deterministic, launches = False, True, None
         for trial in trials:
             inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
+            init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
             # candidate first, on its own copies; the reference after, in another process
-            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat}, inputs, timeout)
-            r_head, r_out = ref.request({"cmd": "run", "repeat": 1}, inputs, timeout)
+            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat, "init": init}, inputs, timeout)
+            r_head, r_out = ref.request({"cmd": "run", "repeat": 1, "init": init}, inputs, timeout)
             if not r_head.get("ok"):
                 raise RuntimeError(f"task {task.id}: the reference failed: {r_head.get('error')}")
             self.compute_s += float(r_head.get("compute_s", 0.0)) + float(c_head.get("compute_s", 0.0) or 0.0)

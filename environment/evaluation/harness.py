@@ -9,7 +9,7 @@ import os
 import threading
 from typing import Optional
 
-from environment.config import HarnessConfig, ServerConfig, harness_config
+from environment.config import HarnessConfig, ServerConfig, detect_backend, harness_config
 from environment.evaluation.inputs import derive_seeds
 from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult, StaticResult
@@ -32,8 +32,7 @@ def pool() -> EvaluatorPool:
 
 def backend() -> str:
     """cpu or cuda, without waiting for a worker (reset must answer at once)."""
-    import torch
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return detect_backend()
 
 
 def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *, seed: int = 0,

@@ -53,3 +53,11 @@ def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: 
 def init_args(reference: Any) -> list[Any]:
     """Constructor arguments; must be plain JSON-able values or tensors (sent to both children)."""
     return list(reference.get_init_inputs())
+
+
+def json_init(reference: Any) -> Any:
+    """Constructor arguments for the current dimensions when they are plain JSON values (the
+    children build one model per distinct value); None keeps the evaluation's first arguments."""
+    args = init_args(reference)
+    ok = all(isinstance(a, (int, float, bool, str)) or a is None for a in args)
+    return args if ok else None

@@ -9,7 +9,7 @@ from typing import Any
 
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
-from environment.evaluation.inputs import make_inputs
+from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.result import PerformanceResult, TimingStats
 
 # Beyond these a speedup is implausible for a correct kernel of these tasks (KernelBench flags >10x).
@@ -50,7 +50,7 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
         flat = [t for s in sets for t in s]
         order = (ref, cand) if rnd % 2 == 0 else (cand, ref)
         for child in order:
-            child.request({"cmd": "stage", "arity": len(sets[0])}, flat, cfg.timeout_s)
+            child.request({"cmd": "stage", "arity": len(sets[0]), "init": json_init(reference)}, flat, cfg.timeout_s)
             wall, inner = _round_trip(child, cfg.timing_calls, cfg.timeout_s)
             ev.compute_s += inner
             per_call_wall = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
@@ -84,6 +84,6 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
 
 
 def model_speed(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
-    """Modeled speedup on the target GPU (CPU hosts). Wired to environment.evaluation.modeled."""
+    """Modeled speedup on the target GPU (CPU hosts): see modeled_bridge.py."""
     from environment.evaluation.modeled_bridge import modeled_performance
     return modeled_performance(ev, reference, cand, ref)

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
-from environment.config import SECRET_ENV_PREFIXES, HarnessConfig
+from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
 from environment.evaluation import frames
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def child_environment() -> dict[str, str]:
     """The evaluators' environment: no tokens (a same-uid child can read /proc/<pid>/environ)."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SECRET_ENV_PREFIXES)}
-    env.setdefault("TRITON_INTERPRET", "1" if not os.path.exists("/dev/nvidia0") else "0")
+    env["TRITON_INTERPRET"] = "1" if detect_backend() == "cpu" else "0"
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

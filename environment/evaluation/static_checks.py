@@ -25,6 +25,8 @@ FORBIDDEN_MODULES = {
     "resource": "resource limits", "fcntl": "file descriptors", "posix": "raw os access", "shutil": "file writes",
     "tempfile": "file writes", "environment": "the harness itself", "reference": "the reference module",
     "torch.multiprocessing": "processes", "torch.testing": "the checker", "sysconfig": "host introspection",
+    "torch.utils._python_dispatch": "the cost counter", "torch.overrides": "the cost counter",
+    "triton.runtime.interpreter": "the cost counter", "triton.testing": "timers",
 }
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "open", "globals", "vars", "breakpoint", "input",
                    "setattr", "delattr", "memoryview"}
@@ -34,7 +36,8 @@ FORBIDDEN_ATTRS = {
     "_getframe", "settrace", "setprofile", "addaudithook", "_current_frames", "modules",
     "fork", "forkpty", "kill", "killpg", "system", "popen", "spawnv", "spawnl", "execv", "execve", "execl",
     "execvp", "posix_spawn", "_exit", "environ", "getenv", "putenv", "unsetenv", "setsid", "setpgid",
-    "from_file", "data_ptr_hack", "_make_subclass", "_make_wrapper_subclass", "from_dlpack",
+    "from_file", "_make_subclass", "_make_wrapper_subclass", "from_dlpack",
+    "interpreter", "_python_dispatch", "TorchDispatchMode", "TorchFunctionMode", "do_bench",
 }
 PATCHABLE_ROOTS = {"torch", "time", "triton", "numpy", "np", "os", "sys", "math", "builtins", "environment",
                    "random", "functools", "tl"}

@@ -39,10 +39,11 @@ def _warm_up(backend: str) -> None:
     torch.save(x, io.BytesIO())
     torch.nn.functional.gelu(x + 1)
     import environment.evaluation.child  # noqa: F401  (children must not pay this import)
-    try:
-        import environment.evaluation.modeled.counting  # noqa: F401
-    except ImportError:
-        pass
+    if backend == "cpu":
+        from environment.evaluation.modeled_bridge import run_self_test
+        from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
+        ok, detail = run_self_test()
+        print(f"[zygote] modeled-time self-test: {'ok' if ok else 'FAILED: ' + detail}", file=sys.stderr)
 
 
 def _reap_orphans() -> None:
@@ -95,9 +96,9 @@ def main() -> None:
     os.dup2(2, 1)  # stray prints go to stderr, never into the channel
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
-    import torch
+    from environment.config import detect_backend
 
-    backend = "cuda" if torch.cuda.is_available() else "cpu"
+    backend = detect_backend()
     _warm_up(backend)
     frames.write_frame(channel_out, frames.encode({"kind": "ready", "backend": backend, "layers": probe_layers(),
                                                   "pid": os.getpid()}))
