@@ -52,3 +52,12 @@ def harness_config() -> HarnessConfig:
 
 # Variables the evaluator processes never inherit (a same-uid child can read /proc/<pid>/environ).
 SECRET_ENV_PREFIXES = ("HF_", "HUGGING", "OPENAI", "API_KEY", "AWS_", "GITHUB_", "KERNEL_ENV_SECRET")
+
+
+def detect_backend() -> str:
+    """cpu or cuda without initialising CUDA (a CUDA context does not survive the zygote's forks).
+    KERNEL_ENV_BACKEND=cpu forces the CPU path (interpreter + modeled speed) on a GPU host."""
+    forced = os.environ.get("KERNEL_ENV_BACKEND", "").lower()
+    if forced in ("cpu", "cuda"):
+        return forced
+    return "cuda" if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl") else "cpu"
