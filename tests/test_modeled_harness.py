@@ -1,0 +1,111 @@
+"""Issue 6 through the real harness on a CPU host: modeled speedups rank submissions, are
+bit-identical across runs and processes, and every gate stops a real attacking submission."""
+from __future__ import annotations
+
+import pytest
+
+from environment import reward
+from environment.evaluation import flags as F
+from environment.evaluation.harness import evaluate
+from environment.evaluation.pool import EvaluatorPool
+from environment.tasks import get_task
+
+pytestmark = pytest.mark.skipif(__import__("environment.config", fromlist=["x"]).detect_backend() != "cpu",
+                                reason="modeled speed is the CPU-host signal")
+GELU = get_task("gelu_bias")
+FUSED = next(p for p in GELU.solutions["correct"] if p.name.startswith("triton")).read_text()
+TWO_OPS = next(p for p in GELU.solutions["correct"] if p.name.startswith("torch")).read_text()
+WRONG = (GELU.folder / "solutions/wrong/tanh_approx.py").read_text()
+
+
+def test_fused_triton_scores_above_two_op_pytorch_which_scores_above_wrong():
+    fused, two, wrong = (evaluate(GELU, src, seed=5) for src in (FUSED, TWO_OPS, WRONG))
+    assert fused.performance.speedup_kind == "modeled" and 1.5 <= fused.performance.speedup <= 2.1
+    assert two.performance.speedup == pytest.approx(1.0)
+    assert reward.score(fused)[0] > reward.score(two)[0] > reward.score(wrong)[0]
+    assert fused.performance.compile and fused.performance.compile[0].ok
+    assert fused.performance.compile[0].registers > 0
+
+
+def test_modeled_speedup_is_bit_identical_across_runs_and_processes():
+    first = [evaluate(GELU, FUSED, seed=s).performance.speedup for s in (1, 2)]
+    other_pool = EvaluatorPool(1)  # a fresh zygote process
+    try:
+        response = other_pool.run(_request(FUSED, seed=9), "determinism", 120)
+    finally:
+        other_pool.close()
+    third = response["result"]["performance"]["speedup"]
+    assert first[0] == first[1] == third
+
+
+def _request(source: str, seed: int) -> dict:
+    from environment.config import harness_config
+    from environment.evaluation import harness
+    from environment.evaluation.inputs import derive_seeds
+    from environment.evaluation.pool import config_payload, task_payload
+    from environment.evaluation.static_checks import check_source
+    config = harness_config()
+    return {"task": task_payload(GELU), "source": source,
+            "seeds": derive_seeds(b"another-secret", seed, GELU.id, "", config.trials + 1),
+            "config": config_payload(config), "static": check_source(source, GELU.reference_code).model_dump(),
+            "backend": harness.backend()}
+
+
+HOST_NUMPY = '''"""Computes the output on the host with numpy and returns it as a tensor."""
+import math
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        v = x.numpy() + bias.numpy()
+        erf = np.vectorize(math.erf)
+        return torch.from_numpy((0.5 * v * (1.0 + erf(v / math.sqrt(2.0)))).astype(np.float32))
+'''
+
+RACY = '''"""A row sum where every program adds into the same output without atomics: racy on a GPU."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_rows(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.load(out_ptr + offs, mask=offs < N, other=0.0)
+    v = tl.load(x_ptr + row * N + offs, mask=offs < N, other=0.0)
+    tl.store(out_ptr + offs, acc + v, mask=offs < N)
+
+
+@triton.jit
+def gelu_bias(x_ptr, b_ptr, out_ptr, n, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m) + tl.load(b_ptr + offs % N, mask=m)
+    tl.store(out_ptr + offs, 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476)), mask=m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        M, N = x.shape
+        scratch = torch.zeros(N, device=x.device)
+        add_rows[(M,)](x, scratch, N, BLOCK=triton.next_power_of_2(N))
+        out = torch.empty_like(x)
+        gelu_bias[(triton.cdiv(M * N, 1024),)](x, bias, out, M * N, N, BLOCK=1024)
+        return out
+'''
+
+
+def test_an_output_computed_with_host_numpy_gets_no_modeled_credit():
+    r = evaluate(GELU, HOST_NUMPY, seed=3)
+    assert r.correct and F.OUTPUT_PROVENANCE in r.flags and reward.score(r)[0] == 0.0
+
+
+def test_a_cross_program_race_is_flagged_and_earns_no_speed_credit():
+    r = evaluate(GELU, RACY, seed=3)
+    assert r.correct and F.CROSS_PROGRAM_RACE in r.flags
+    assert r.performance.speedup is None and reward.score(r)[1]["speed"] == 0.0
