@@ -106,25 +106,3 @@ class ChildHandle:
         if self.status is None:
             _, self.status = os.waitpid(self.pid, 0)
         return self.status
-
-    def close(self) -> None:
-        if self.status is None:
-            try:
-                frames.write_frame(self.cmd_fd, frames.encode({"cmd": "exit", "nonce": self.nonce}),
-                                   time.monotonic() + 0.5)
-            except frames.FrameError:
-                pass
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-                if pid:
-                    self.status = status
-                    break
-                time.sleep(0.005)
-            self.kill()
-            self.wait()
-        for fd in (self.cmd_fd, self.res_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass

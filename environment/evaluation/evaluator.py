@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import statistics
 import tempfile
 import time
@@ -47,8 +46,9 @@ def _out_of_memory(error: str) -> bool:
 
 
 def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backend: str, init: list[Any],
-         init_seed: int) -> dict[str, Any]:
-    return {"tmpdir": tempfile.mkdtemp(prefix="kenv-"), "source": source, "class_name": class_name,
+         init_seed: int, workdir: str) -> dict[str, Any]:
+    return {"tmpdir": tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), "source": source,
+            "class_name": class_name,
             "init_args": init, "init_seed": init_seed, "backend": backend,
             "device": "cuda" if backend == "cuda" else "cpu", "tolerance": {"atol": task.atol, "rtol": task.rtol},
             "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
@@ -58,7 +58,9 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
 
 class Evaluation:
     def __init__(self, task: Task, source: str, static: StaticResult, seeds: list[int], config: HarnessConfig,
-                 backend: str):
+                 backend: str, workdir: str):
+        """workdir: a private directory the caller deletes after the evaluation's processes are gone."""
+        self.workdir = workdir
         self.task, self.source, self.static, self.seeds = task, source, static, seeds
         self.config, self.backend = config, backend
         self.flags: list[str] = []
@@ -67,36 +69,45 @@ class Evaluation:
         self.launches: Optional[KernelLaunches] = None
         self.performance: Optional[PerformanceResult] = None
         self.compute_s = 0.0
+        self.stage_s: dict[str, float] = {}
+        self._mark = time.monotonic()
 
     def run(self) -> EvalResult:
         started = time.monotonic()
+        self._mark = started
         reference = self.task.load_reference()
         shapes = self.task.shapes(self.backend)
         for name, value in (shapes[0] if shapes else {}).items():
             setattr(reference, name, value)  # get_init_inputs may read the dimensions
         init = init_args(reference)
         init_seed = self.seeds[-1] % (2**31)
-        cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed)
-        ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed)
+        cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed, self.workdir)
+        ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
+                       self.workdir)
         ref_job["limits"] = dict(ref_job["limits"], seccomp=self.config.seccomp)
         cand = ChildHandle(cand_job)
         ref = ChildHandle(ref_job)
+        self._lap("fork")
         log, truncated = "", False
         try:
             self._stages(reference, cand, ref)
         finally:
-            cand.close()
-            ref.close()
+            # No graceful shutdown: the zygote kills this whole process group once the result is out.
+            cand.kill()
+            ref.kill()
             log, truncated = _read_log(os.path.join(cand_job["tmpdir"], "output.log"), self.config.log_cap_bytes)
-            ref_log, _ = _read_log(os.path.join(ref_job["tmpdir"], "output.log"), 4096)
-            for job in (cand_job, ref_job):
-                shutil.rmtree(job["tmpdir"], ignore_errors=True)
+            self._lap("cleanup")
         if truncated:
             self.flags.append(F.OUTPUT_TRUNCATED)
         return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, load=self.load,
                           correctness=self.correctness, launches=self.launches, performance=self.performance,
                           flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started,
-                          compute_s=self.compute_s)
+                          compute_s=self.compute_s, stage_s=self.stage_s)
+
+    def _lap(self, stage: str) -> None:
+        now = time.monotonic()
+        self.stage_s[stage] = round(now - self._mark, 6)
+        self._mark = now
 
     def _fail_load(self, died: ChildDied) -> None:
         self.load = LoadResult(ok=False, error=f"The submission did not finish loading: {died.reason}.",
@@ -133,10 +144,13 @@ class Evaluation:
             self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
             return
         self.load = LoadResult(ok=True)
+        self._lap("load")
         try:
             self._correctness(reference, cand, ref)
+            self._lap("correctness")
             if self.correctness and self.correctness.correct and not any(F.is_hack(f) for f in self.flags):
                 self.performance = self._performance(reference, cand, ref)
+                self._lap("performance")
         except ChildDied as died:
             if died.sandbox_kill:
                 self.flags.append(F.SANDBOX_VIOLATION)

@@ -119,6 +119,7 @@ class EvalResult(_Record):
     log: str = Field("", description="Captured stdout/stderr of the candidate, capped.")
     wall_s: float = Field(0.0, description="Wall time of the whole evaluation.")
     compute_s: float = Field(0.0, description="Time spent inside candidate and reference forward calls (child clocks).")
+    stage_s: dict[str, float] = Field(default_factory=dict, description="Wall time of each harness stage (seconds).")
 
     @property
     def compiled(self) -> bool:

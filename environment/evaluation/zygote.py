@@ -8,7 +8,9 @@ collects grandchildren that escaped the group.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import sys
 import time
 import traceback
@@ -68,7 +70,7 @@ def _reap_orphans() -> None:
             return
 
 
-def _evaluate_in_child(request: dict, out_fd: int) -> None:
+def _evaluate_in_child(request: dict, out_fd: int, workdir: str) -> None:
     from environment.config import HarnessConfig
     from environment.evaluation.evaluator import Evaluation
     from environment.evaluation.result import StaticResult
@@ -84,7 +86,8 @@ def _evaluate_in_child(request: dict, out_fd: int) -> None:
     task = Task(**task_fields)
     config = HarnessConfig(**request["config"])
     static = StaticResult(**request["static"])
-    result = Evaluation(task, request["source"], static, request["seeds"], config, request["backend"]).run()
+    result = Evaluation(task, request["source"], static, request["seeds"], config, request["backend"],
+                        workdir).run()
     frames.write_frame(out_fd, frames.encode({"kind": "result", "nonce": request["nonce"],
                                               "result": result.model_dump(mode="json")}))
 
@@ -107,6 +110,7 @@ def main() -> None:
             request, _ = frames.read_frame(channel_in, None, time.monotonic() + 10**9)
         except frames.FrameError:
             return  # the server went away
+        workdir = tempfile.mkdtemp(prefix="kenv-")
         r_fd, w_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -116,7 +120,7 @@ def main() -> None:
             os.close(channel_out)
             code = 0
             try:
-                _evaluate_in_child(request, w_fd)
+                _evaluate_in_child(request, w_fd, workdir)
             except BaseException:
                 traceback.print_exc()
                 code = 1
@@ -138,6 +142,7 @@ def main() -> None:
                 pass
             os.waitpid(pid, 0)
             _reap_orphans()
+            shutil.rmtree(workdir, ignore_errors=True)
         frames.write_frame(channel_out, frames.encode(dict(response, id=request["id"])))
 
 
