@@ -40,7 +40,12 @@ def _warm_up(backend: str) -> None:
         _add[(1,)](x, torch.empty_like(x), 64, BLOCK=64)
     torch.save(x, io.BytesIO())
     torch.nn.functional.gelu(x + 1)
-    import environment.evaluation.child  # noqa: F401  (children must not pay this import)
+    # Everything an evaluator and its children import, so no fork pays for (or races with) an import.
+    import environment.evaluation.child  # noqa: F401
+    import environment.evaluation.evaluator  # noqa: F401
+    import environment.evaluation.performance  # noqa: F401
+    import environment.config  # noqa: F401
+    import environment.tasks.task  # noqa: F401
     if backend == "cpu":
         from environment.evaluation.modeled_bridge import run_self_test
         from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
