@@ -6,6 +6,7 @@ wall, not the only one: whatever slips past them meets the sandbox (sandbox.py).
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -13,6 +14,15 @@ from environment.evaluation import flags as F
 from environment.evaluation.result import StaticResult
 
 MAX_SOURCE_BYTES = 256 * 1024
+# CPython 3.11's AST constructor keeps its recursion depth in shared state, so two threads parsing at
+# once can fail with "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905);
+# the server checks many sessions' submissions in a thread pool.
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
 
 FORBIDDEN_MODULES = {
     "threading": "threads", "_thread": "threads", "multiprocessing": "processes", "concurrent": "threads/processes",
@@ -199,7 +209,7 @@ def check_source(source: str, reference_code: str) -> StaticResult:
     except UnicodeEncodeError:
         return StaticResult(ok=False, errors=["The submission is not valid UTF-8 text: send plain Python source."])
     try:
-        tree = ast.parse(source, filename="submission.py")
+        tree = _parse(source, filename="submission.py")
     except SyntaxError as exc:
         line = (exc.text or "").rstrip()
         return StaticResult(ok=False, errors=[f"SyntaxError at line {exc.lineno}: {exc.msg}"
@@ -215,7 +225,7 @@ def check_source(source: str, reference_code: str) -> StaticResult:
                       "constructor and forward signature as the reference Model.")
     else:
         try:
-            ref = _forward_arity(ast.parse(reference_code), "Model")
+            ref = _forward_arity(_parse(reference_code), "Model")
         except SyntaxError:
             ref = None
         if arity[0] == -1:
