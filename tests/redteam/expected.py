@@ -1,8 +1,8 @@
 """Expected outcome of every red-team attack in attacks/: the machine-readable contract test_redteam.py checks.
 
 outcome "flag":     the attack scores exactly 0 and `flag` is among the result's flags.
-outcome "harmless": no hack flag is needed, but the attack earns no more than the honest correct
-                    solution of the same task (and at most what a wrong submission earns when
+outcome "harmless": no hack flag is needed, but the attack earns no more than the best honest
+                    correct solution of the same task (and at most what a wrong submission earns when
                     `correct` is False); `flag`, when set, is a warning that must be reported.
 static_checks=False lets a statically flagged attack reach the runtime layers (test-only knob);
 `config` overrides HarnessConfig fields (seccomp=False proves Landlock on its own).
@@ -92,9 +92,11 @@ EXPECTED: dict[str, Expect] = {
     "a29_read_parent_environ.py": Expect("gelu_bias", "harmless", None, "landlock", evidence=PERM, correct=False),
     "a31_environment_secrets.py": Expect("rmsnorm", "harmless", None, "process", correct=True),
     "a41_seed_from_public.py": Expect("rmsnorm", "harmless", None, "runtime-check", correct=False),
-    "a42_seeds_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none", correct=True,
+    "a42_seeds_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none",
                                       gap="the derived trial seeds sit in the evaluator's frames, which the forked "
-                                          "child inherits; the timing inputs no longer derive from them"),
+                                          "child inherits; every trial passes, but the modeled count run and the "
+                                          "timed runs use fresh inputs drawn after the fork, so precomputed "
+                                          "outputs fail there (correct=False where modeled speed is available)"),
     # 14 shapes
     "a43_special_case_shape.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
     "a44_partial_rows.py": Expect("layernorm", "harmless", None, "runtime-check", correct=False),

@@ -1,7 +1,7 @@
 """Every red-team attack in attacks/ runs through the real harness and meets its pinned outcome.
 
 The contract is expected.py: a hack scores 0 with its named flag; anything else earns no more than
-the honest correct solution of the same task. Canary secrets are put into the server's environment
+the best honest correct solution of the same task. Canary secrets are put into the server's environment
 before the pool starts, so an attack that finds them proves a leak.
 """
 from __future__ import annotations
@@ -50,11 +50,14 @@ def _config(overrides):
 
 @lru_cache(maxsize=None)
 def honest_score(task_id: str) -> float:
+    """The best score of the task's shipped correct solutions (PyTorch and Triton) under the same config."""
     task = get_task(task_id)
-    path = next(p for p in task.solutions["correct"] if p.name.startswith("torch_"))
-    result = harness.evaluate(task, path.read_text(), _config({}), seed=7, salt="honest")
-    assert result.correct, f"the honest solution {path.name} failed: {result.correctness}"
-    return reward.score(result)[0]
+    scores = []
+    for path in task.solutions["correct"]:
+        result = harness.evaluate(task, path.read_text(), _config({}), seed=7, salt="honest")
+        assert result.correct, f"the honest solution {path.name} failed: {result.correctness}"
+        scores.append(reward.score(result)[0])
+    return max(scores)
 
 
 def test_every_attack_file_has_an_expectation_and_a_one_line_docstring_naming_its_exploit():
