@@ -88,8 +88,12 @@ class EvaluatorPool:
                 if mine_next and (self._idle or self._started < self.workers):
                     self._waiting.remove((ticket, session))
                     self._served[session] = self._served.get(session, 0) + 1
-                    if self._idle:
-                        return self._idle.pop()
+                    while self._idle:
+                        z = self._idle.pop()
+                        if z.alive():
+                            return z
+                        z.close()  # died while idle (killed, OOM): replace it below
+                        self._started -= 1
                     self._started += 1
                     break
                 self._lock.wait()
