@@ -11,7 +11,7 @@ The policy is the requested model name:
 - ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
 - ``policy/error``: HTTP 500.
 
-Every request is kept in ``server.requests`` (path, headers, JSON body) for assertions.
+Every request is kept in ``stub.requests`` (path, lower-cased headers, JSON body) for assertions.
 
 >>> with OpenAIStub() as stub:
 ...     client = OpenAI(base_url=stub.base_url, api_key="test")
@@ -103,7 +103,8 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self._send(400, {"error": {"message": "body is not JSON"}})
             return
-        self.server.stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        self.server.stub.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                          "body": body})
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return

@@ -1,0 +1,422 @@
+"""Baseline agent for kernel_env: a chat model writes kernels for each graded task, turn by turn.
+
+    HF_TOKEN=hf_... python inference.py [--tasks gelu_bias,rmsnorm] [--turns 3] [--output episodes.jsonl]
+
+Environment variables (read once, in ``Config.from_env``):
+  API_BASE_URL      OpenAI-compatible endpoint (default: the Hugging Face router)
+  MODEL_NAME        model id (default: Qwen/Qwen2.5-72B-Instruct)
+  HF_TOKEN          API key (falls back to API_KEY)
+  LOCAL_IMAGE_NAME  run the environment from this Docker image (or IMAGE_NAME)
+  ENV_URL           use an environment server already running at this URL
+  BENCHMARK         name in the [START] lines (default: kernel_env)
+Without LOCAL_IMAGE_NAME or ENV_URL the environment server is started on a free loopback port and
+stopped at the end.
+
+stdout carries only the [START]/[STEP]/[END] lines of SUBMISSION.md, one block per task; every
+diagnostic goes to stderr. Failures (model errors, timeouts, replies without code, environment
+errors) become steps with an ``error``; the run always finishes within ``--time-budget``.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional, TextIO
+
+from openai import (APIConnectionError, APIStatusError, APITimeoutError, InternalServerError, OpenAI,
+                    RateLimitError)
+
+from environment import KernelAction, KernelEnv
+from environment.agent import build_messages, parse_reply, summarize_action
+from environment.trajectory import (EpisodeRecord, configured_secrets, env_version, scrub, step_record,
+                                    write_episodes)
+
+ROOT = Path(__file__).resolve().parent
+DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"
+DEFAULT_MODEL = "Qwen/Qwen2.5-72B-Instruct"
+DEFAULT_TASKS = ("gelu_bias", "rmsnorm", "causal_attention")
+MIN_CALL_S = 5.0  # a model call with less time than this left is not started
+
+
+def diag(message: str) -> None:
+    print(f"[inference] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Config:
+    api_base_url: str
+    model: str
+    api_key: Optional[str]
+    image: Optional[str]
+    env_url: Optional[str]
+    benchmark: str
+    tasks: tuple[str, ...]
+    turns: int
+    seed: int
+    temperature: float
+    max_tokens: int
+    llm_timeout_s: float
+    retries: int
+    env_timeout_s: float
+    server_start_timeout_s: float
+    time_budget_s: float
+    output: Optional[Path]
+
+    @classmethod
+    def from_env(cls, args: argparse.Namespace) -> "Config":
+        return cls(
+            api_base_url=os.getenv("API_BASE_URL") or DEFAULT_API_BASE_URL,
+            model=os.getenv("MODEL_NAME") or DEFAULT_MODEL,
+            api_key=os.getenv("HF_TOKEN") or os.getenv("API_KEY"),
+            image=os.getenv("LOCAL_IMAGE_NAME") or os.getenv("IMAGE_NAME"),
+            env_url=args.env_url or os.getenv("ENV_URL"),
+            benchmark=os.getenv("BENCHMARK") or "kernel_env",
+            tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
+            turns=args.turns,
+            seed=args.seed,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            llm_timeout_s=args.llm_timeout,
+            retries=args.retries,
+            env_timeout_s=args.env_timeout,
+            server_start_timeout_s=args.server_start_timeout,
+            time_budget_s=args.time_budget,
+            output=Path(args.output) if args.output else None,
+        )
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task ids")
+    p.add_argument("--turns", type=int, default=3, help="submissions per episode")
+    p.add_argument("--seed", type=int, default=0, help="episode seed (same inputs for the same seed)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=2048, help="cap on each model reply")
+    p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model call")
+    p.add_argument("--retries", type=int, default=2, help="retries of a model call on timeouts and 429/5xx")
+    p.add_argument("--env-timeout", type=float, default=180.0,
+                   help="seconds to wait for one environment step (the harness gives up after 120 s)")
+    p.add_argument("--server-start-timeout", type=float, default=180.0)
+    p.add_argument("--time-budget", type=float, default=1020.0,
+                   help="seconds for the whole run; no model call starts or runs past it (an evaluation "
+                        "already submitted may finish later), leaving room under the 20-minute limit")
+    p.add_argument("--env-url", default=None, help="a running environment server (default: start one)")
+    p.add_argument("--output", default=None, help="write the episodes here (*.jsonl or *.parquet)")
+    args = p.parse_args(argv)
+    if args.turns < 1 or args.retries < 0 or args.max_tokens < 1:
+        p.error("--turns and --max-tokens must be >= 1 and --retries >= 0")
+    return args
+
+
+# ---- the log on stdout -------------------------------------------------------------------------
+
+def one_line(value: Any) -> str:
+    return " ".join(str(value).split())
+
+
+class EpisodeLog:
+    """Writes the [START]/[STEP]/[END] lines, and nothing else, to ``out``."""
+
+    def __init__(self, out: TextIO, secrets: list[str]):
+        self.out = out
+        self.secrets = secrets
+
+    def _emit(self, line: str) -> None:
+        self.out.write(scrub(line, self.secrets) + "\n")
+        self.out.flush()
+
+    def start(self, task: str, benchmark: str, model: str) -> None:
+        self._emit(f"[START] task={one_line(task)} env={one_line(benchmark)} model={one_line(model)}")
+
+    def step(self, n: int, action: str, reward: float, done: bool, error: Optional[str]) -> None:
+        err = one_line(error) if error else "null"
+        self._emit(f"[STEP] step={n} action={one_line(action)} reward={reward:.2f} "
+                   f"done={str(bool(done)).lower()} error={err}")
+
+    def end(self, success: bool, steps: int, score: float, rewards: list[float]) -> None:
+        self._emit(f"[END] success={str(bool(success)).lower()} steps={steps} score={score:.2f} "
+                   f"rewards={','.join(f'{r:.2f}' for r in rewards)}")
+
+
+# ---- the model ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reply:
+    text: Optional[str]
+    error: Optional[str]
+    latency_ms: float
+
+
+class ModelPlayer:
+    """Chat completions with a per-call timeout and bounded retries of transient failures."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        # max_retries=0: retries happen here, where the run's deadline is known.
+        self.client = OpenAI(base_url=cfg.api_base_url, api_key=cfg.api_key or "missing-token",
+                             timeout=cfg.llm_timeout_s, max_retries=0)
+
+    def complete(self, messages: list[dict[str, str]], deadline: float) -> Reply:
+        t0 = time.monotonic()
+        last_error = "no attempt made"
+        for attempt in range(self.cfg.retries + 1):
+            left = deadline - time.monotonic()
+            if left < MIN_CALL_S:
+                last_error = "time budget spent before the model answered"
+                break
+            try:
+                response = self.client.chat.completions.create(
+                    model=self.cfg.model, messages=messages, temperature=self.cfg.temperature,
+                    max_tokens=self.cfg.max_tokens, timeout=min(self.cfg.llm_timeout_s, left))
+            except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as e:
+                last_error = _describe(e)
+                diag(f"model call attempt {attempt + 1} failed: {last_error}")
+                time.sleep(min(2.0 ** attempt, max(0.0, deadline - time.monotonic() - MIN_CALL_S)))
+                continue
+            except Exception as e:  # 4xx, malformed responses: retrying will not help
+                return Reply(None, f"model call failed: {_describe(e)}", _ms(t0))
+            choice = response.choices[0] if response.choices else None
+            text = choice.message.content if choice is not None else None
+            if not text:
+                reason = choice.finish_reason if choice is not None else "no choices"
+                return Reply(None, f"the model returned an empty reply (finish_reason={reason})", _ms(t0))
+            return Reply(text, None, _ms(t0))
+        return Reply(None, f"model call failed: {last_error}", _ms(t0))
+
+
+def _describe(e: Exception) -> str:
+    if isinstance(e, APITimeoutError):
+        return "timed out"
+    if isinstance(e, APIStatusError):
+        message = str(e.message).removeprefix(f"Error code: {e.status_code} - ")
+        return f"HTTP {e.status_code}: {one_line(message)[:300]}"
+    return f"{type(e).__name__}: {one_line(e)[:300]}"
+
+
+def _ms(t0: float) -> float:
+    return round((time.monotonic() - t0) * 1000.0, 1)
+
+
+# ---- the environment ---------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """The environment server as a subprocess on a free loopback port (its output goes to a log file)."""
+
+    def __init__(self, start_timeout_s: float = 180.0, root: Path = ROOT):
+        self.start_timeout_s = start_timeout_s
+        self.root = root
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: Optional[subprocess.Popen] = None
+        self.log_path = Path(tempfile.mkstemp(prefix="kernel_env_server_", suffix=".log")[1])
+
+    def start(self) -> "LocalServer":
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(self.port)],
+                cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)  # its own process group, so stop() also ends its workers
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the environment server exited with code {self.proc.returncode}: "
+                                   f"{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"the environment server did not answer /health within {self.start_timeout_s:.0f} s: "
+                           f"{self.log_tail()}")
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        with contextlib.suppress(OSError):
+            self.log_path.unlink()
+
+    def __enter__(self) -> "LocalServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class EnvSource:
+    """Where episodes are played: a running server, a Docker image, or a server started here (lazily)."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.server: Optional[LocalServer] = None
+        self.container: Any = None  # openenv's LocalDockerProvider, when running from an image
+        self.url: Optional[str] = None
+        self.failure: Optional[str] = None
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Any]:
+        """A connected KernelEnv client for one episode."""
+        if self.failure:
+            raise RuntimeError(self.failure)
+        try:
+            self.url = self.url or self._prepare()
+        except Exception as e:  # remembered: the remaining tasks fail fast with the same cause
+            self.failure = f"environment unavailable: {one_line(e)[:500]}"
+            raise RuntimeError(self.failure) from None
+        with KernelEnv(base_url=self.url, message_timeout_s=self.cfg.env_timeout_s).sync() as env:
+            yield env
+
+    def _prepare(self) -> str:
+        if self.cfg.image:
+            # What KernelEnv.from_docker_image does, with our readiness wait (its default of 30 s is
+            # short for a cold start on 2 vCPU) and our step timeout on each connection.
+            from openenv.core.containers.runtime import LocalDockerProvider
+
+            diag(f"starting the environment from Docker image {self.cfg.image}")
+            self.container = LocalDockerProvider()
+            url = self.container.start_container(self.cfg.image, env_vars={"PORT": "8000"})
+            self.container.wait_for_ready(url, timeout_s=self.cfg.server_start_timeout_s)
+            return url
+        if self.cfg.env_url:
+            return self.cfg.env_url
+        diag("starting the environment server locally")
+        self.server = LocalServer(self.cfg.server_start_timeout_s)
+        self.server.start()
+        diag(f"environment server ready at {self.server.url}")
+        return self.server.url
+
+    def close(self) -> None:
+        if self.container is not None:
+            with contextlib.suppress(Exception):
+                self.container.stop_container()
+        if self.server is not None:
+            self.server.stop()
+
+
+# ---- one episode -------------------------------------------------------------------------------
+
+def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer, log: EpisodeLog,
+              deadline: float) -> Optional[EpisodeRecord]:
+    """Play one episode and log its block; the [END] line is printed whatever happens."""
+    rewards: list[float] = []
+    record: Optional[EpisodeRecord] = None
+    log.start(task_id, cfg.benchmark, cfg.model)
+    try:
+        with source.session() as env:
+            obs = env.reset(task_id=task_id, seed=cfg.seed, max_turns=cfg.turns).observation
+            record = EpisodeRecord.start(obs, seed=cfg.seed, player="model", model=cfg.model,
+                                         temperature=cfg.temperature, env_version=env_version())
+            stepped: list[Any] = []  # observations of the steps that reached the environment
+            best_code = last_code = last_error = None
+            best_score = 0.0
+            for n in range(1, cfg.turns + 1):
+                if deadline - time.monotonic() < MIN_CALL_S:
+                    diag(f"{task_id}: time budget spent, skipping turns {n}..{cfg.turns}")
+                    break
+                messages = build_messages(obs, best_code, stepped[:-1], best_score=best_score if best_code else None,
+                                          last_code=last_code, last_error=last_error)
+                reply = player.complete(messages, deadline)
+                parsed = parse_reply(reply.text) if reply.error is None else None
+                code = parsed.code if parsed else None
+                if code is None:
+                    last_error = reply.error or parsed.error
+                    done = n == cfg.turns
+                    record.add_step(step_record(n, None, error=last_error, done=done, latency_ms=reply.latency_ms,
+                                                prompt_messages=messages, raw_reply=reply.text))
+                    rewards.append(0.0)
+                    log.step(n, summarize_action(None), 0.0, done, last_error)
+                    continue
+                summary = summarize_action(code)
+                t0 = time.monotonic()
+                try:
+                    result = env.step(KernelAction(code=code))
+                except Exception as e:  # the connection or the server failed: end this episode
+                    error = f"environment step failed: {one_line(e)[:500]}"
+                    record.add_step(step_record(n, code, action_summary=summary, error=error, done=True,
+                                                latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),
+                                                prompt_messages=messages, raw_reply=reply.text))
+                    rewards.append(0.0)
+                    log.step(n, summary, 0.0, True, error)
+                    break
+                obs = result.observation
+                reward = float(result.reward if result.reward is not None else obs.score)
+                record.add_step(step_record(n, code, obs, action_summary=summary, reward=reward, done=result.done,
+                                            latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),
+                                            prompt_messages=messages, raw_reply=reply.text))
+                rewards.append(reward)
+                log.step(n, summary, reward, result.done, obs.error)
+                stepped.append(obs)
+                last_code, last_error = code, None
+                if obs.score > best_score:
+                    best_code, best_score = code, obs.score
+                if result.done:
+                    break
+    except Exception as e:
+        diag(f"{task_id}: episode ended early: {type(e).__name__}: {one_line(e)[:500]}")
+    finally:
+        score = min(1.0, max([0.0] + rewards))
+        log.end(record.success if record else False, len(rewards), score, rewards)
+    return record
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    cfg = Config.from_env(parse_args(argv))
+    out, sys.stdout = sys.stdout, sys.stderr  # anything a library prints lands on stderr
+    secrets = configured_secrets([cfg.api_key])
+    log = EpisodeLog(out, secrets)
+    deadline = time.monotonic() + cfg.time_budget_s
+    if not cfg.api_key:
+        diag("neither HF_TOKEN nor API_KEY is set: model calls will likely be refused")
+    diag(f"model {cfg.model} at {cfg.api_base_url}; tasks {','.join(cfg.tasks)}; {cfg.turns} turns; seed {cfg.seed}")
+    source = EnvSource(cfg)
+    player = ModelPlayer(cfg)
+    records: list[EpisodeRecord] = []
+    try:
+        for task_id in cfg.tasks:
+            record = play_task(task_id, cfg, source, player, log, deadline)
+            if record is not None:
+                records.append(record)
+                if cfg.output:
+                    try:
+                        write_episodes(records, cfg.output, secrets=secrets)
+                    except Exception as e:
+                        diag(f"could not write {cfg.output}: {one_line(e)}")
+    finally:
+        source.close()
+        sys.stdout = out
+    diag("scores: " + ", ".join(f"{r.task_id}={r.score:.2f}" for r in records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
