@@ -97,6 +97,50 @@ def _evaluate_in_child(request: dict, out_fd: int, workdir: str) -> None:
                                               "result": result.model_dump(mode="json")}))
 
 
+class _Spare:
+    """An evaluator forked ahead of time, while the zygote is idle, waiting for its one request.
+    Forked before the request exists, it holds nothing of it until the request arrives."""
+
+    def __init__(self, channels: tuple[int, int]) -> None:
+        req_r, self.req_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the evaluator
+            os.setsid()
+            for fd in (*channels, self.req_w, self.res_r):
+                os.close(fd)
+            code = 0
+            try:
+                request, _ = frames.read_frame(req_r, None, time.monotonic() + 10**9)
+                _evaluate_in_child(request, res_w, request["workdir"])
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            os._exit(code)
+        os.close(req_r)
+        os.close(res_w)
+
+    def evaluate(self, request: dict) -> dict:
+        budget = float(request["config"]["total_timeout_s"])
+        try:
+            frames.write_frame(self.req_w, frames.encode(request))
+            header, _ = frames.read_frame(self.res_r, request["nonce"], time.monotonic() + budget)
+            return {"kind": "result", "result": header["result"]}
+        except frames.Deadline:
+            return {"kind": "timeout", "error": f"the evaluation exceeded {budget:.0f} s and was killed"}
+        except frames.FrameError as exc:
+            return {"kind": "crash", "error": f"the evaluator failed ({exc}); see the server log"}
+        finally:
+            for fd in (self.req_w, self.res_r):
+                os.close(fd)
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # sweep the whole evaluation: evaluator, children, strays
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            _reap_orphans()
+
+
 def main() -> None:
     channel_in, channel_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -110,44 +154,19 @@ def main() -> None:
     _warm_up(backend)
     frames.write_frame(channel_out, frames.encode({"kind": "ready", "backend": backend, "layers": probe_layers(),
                                                   "pid": os.getpid()}))
+    spare = _Spare((channel_in, channel_out))
     while True:
         try:
             request, _ = frames.read_frame(channel_in, None, time.monotonic() + 10**9)
         except frames.FrameError:
+            os.killpg(spare.pid, signal.SIGKILL)
             return  # the server went away
-        workdir = tempfile.mkdtemp(prefix="kenv-")
-        r_fd, w_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.setsid()
-            os.close(r_fd)
-            os.close(channel_in)
-            os.close(channel_out)
-            code = 0
-            try:
-                _evaluate_in_child(request, w_fd, workdir)
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            os._exit(code)
-        os.close(w_fd)
-        budget = float(request["config"]["total_timeout_s"])
+        request["workdir"] = tempfile.mkdtemp(prefix="kenv-")
         try:
-            header, _ = frames.read_frame(r_fd, request["nonce"], time.monotonic() + budget)
-            response = {"kind": "result", "result": header["result"]}
-        except frames.Deadline:
-            response = {"kind": "timeout", "error": f"the evaluation exceeded {budget:.0f} s and was killed"}
-        except frames.FrameError as exc:
-            response = {"kind": "crash", "error": f"the evaluator failed ({exc}); see the server log"}
+            response = spare.evaluate(request)
         finally:
-            os.close(r_fd)
-            try:
-                os.killpg(pid, signal.SIGKILL)  # sweep the whole evaluation: evaluator, children, strays
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            _reap_orphans()
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(request["workdir"], ignore_errors=True)
+        spare = _Spare((channel_in, channel_out))  # fork the next one before answering: idle time hides it
         frames.write_frame(channel_out, frames.encode(dict(response, id=request["id"])))
 
 
