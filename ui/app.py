@@ -118,9 +118,8 @@ class Inspector:
     def __init__(self, prefix: str):
         self.header = gr.Markdown("### No step yet", elem_id=f"{prefix}-step-header")
         self.badges = gr.HTML(R.badges_html(None), elem_id=f"{prefix}-badges")
-        with gr.Row(equal_height=False):
-            self.timing = gr.HTML(R.timing_chart_html(None), elem_id=f"{prefix}-timing-chart")
-            self.breakdown = gr.HTML(R.breakdown_chart_html(None), elem_id=f"{prefix}-breakdown-chart")
+        self.breakdown = gr.HTML(R.breakdown_chart_html(None), elem_id=f"{prefix}-breakdown-chart")
+        self.timing = gr.HTML(R.timing_chart_html(None), elem_id=f"{prefix}-timing-chart")
         self.flags = gr.HTML("", elem_id=f"{prefix}-flags")
         self.feedback = gr.Textbox(label="Feedback", lines=5, max_lines=14, interactive=False,
                                    elem_id=f"{prefix}-feedback")
@@ -237,8 +236,7 @@ def _play_tab(first: Any) -> dict:
                     stop_btn = gr.Button("Stop", variant="stop", elem_id="stop-btn")
         with gr.Column(scale=6):
             episode_md = gr.Markdown("### No episode yet", elem_id="episode-summary")
-            plot = gr.LinePlot(R.scores_frame([]), x="step", y="score", color="series", y_lim=[0, 1], height=200,
-                               label="Score per step", elem_id="timeline-plot")
+            plot = gr.HTML(R.scores_chart_html([]), elem_id="timeline-plot")
             timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220,
                                     label="Episode timeline (click a row to inspect that step)", elem_id="timeline")
             step_pick = gr.Radio([], label="Inspect step", elem_id="step-pick")
@@ -255,7 +253,7 @@ def _play_tab(first: Any) -> dict:
         out[episode_md] = (f"### {record.task_id} · seed {record.seed} · {R.player_name(record)}\n"
                            f"Steps {len(record.steps)} of {record.max_turns} · best score **{record.score:.2f}** · "
                            f"episode {done}")
-        out[plot] = R.scores_frame([("episode", record)])
+        out[plot] = R.scores_chart_html([("episode", record)])
         out[timeline] = R.timeline_frame(record)
         out[step_pick] = gr.Radio(choices=[s.step for s in record.steps], value=step.step if step else None)
         out.update(insp.values(record, step))
@@ -391,7 +389,8 @@ def _play_tab(first: Any) -> dict:
         out[step_pick] = gr.Radio(value=step.step)
         return out
 
-    common = dict(concurrency_limit=CONCURRENCY)
+    # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.
+    common = dict(concurrency_limit=CONCURRENCY, show_progress_on=[status])
     everything = ep_outputs + [editor, example]
     new_btn.click(on_new, [task, seed, turns], everything, api_name="new_episode", **common)
     submit_btn.click(on_submit, [editor, task, seed, turns], everything, api_name="submit_step", **common)
@@ -400,12 +399,12 @@ def _play_tab(first: Any) -> dict:
     model_btn.click(on_model_step, model_inputs, everything, api_name="model_step", **common)
     auto_ev = auto_btn.click(on_autoplay, model_inputs, everything, api_name="autoplay", **common)
     stop_btn.click(on_stop, None, [status], cancels=[auto_ev], api_name="stop", queue=False)
-    task.input(on_task_change, [task], everything, api_name="choose_task")
-    load_btn.click(on_load_example, [task, example], everything, api_name="load_example")
-    demo_btn.click(on_load_example, [task, example], everything).then(
+    task.input(on_task_change, [task], everything, api_name="choose_task", show_progress_on=[status])
+    load_btn.click(on_load_example, [task, example], everything, api_name="load_example", show_progress_on=[status])
+    demo_btn.click(on_load_example, [task, example], everything, show_progress_on=[status]).then(
         on_submit, [editor, task, seed, turns], everything, **common)
-    step_pick.input(on_pick, [step_pick], everything, api_name="inspect_step")
-    timeline.select(on_row, None, everything)
+    step_pick.input(on_pick, [step_pick], everything, api_name="inspect_step", show_progress_on=[status])
+    timeline.select(on_row, None, everything, show_progress_on=[status])
     return dict(task=task, seed=seed, turns=turns, model=model, base_url=base_url, token=token,
                 temperature=temperature, max_tokens=max_tokens, status=status)
 
@@ -422,8 +421,7 @@ def _compare_tab(play: dict) -> None:
         run_btn = gr.Button("Run comparison", variant="primary", elem_id="compare-run-btn")
     status = gr.HTML(R.status_html("Choose two players and press Run comparison."), elem_id="compare-status")
     winner = gr.HTML(R.winner_html(("A", None), ("B", None)), elem_id="compare-winner")
-    plot = gr.LinePlot(R.scores_frame([]), x="step", y="score", color="series", y_lim=[0, 1], height=240,
-                       label="Score per turn", elem_id="compare-plot")
+    plot = gr.HTML(R.scores_chart_html([], "Score per turn"), elem_id="compare-plot")
     with gr.Row():
         with gr.Column():
             head_a = gr.Markdown("#### A", elem_id="compare-head-a")
@@ -434,7 +432,7 @@ def _compare_tab(play: dict) -> None:
     outputs = [status, winner, plot, head_a, code_a, head_b, code_b]
 
     def view(pairs, message: str, kind: str) -> dict:
-        out = {status: R.status_html(message, kind), plot: R.scores_frame(pairs)}
+        out = {status: R.status_html(message, kind), plot: R.scores_chart_html(pairs, "Score per turn")}
         for (name, record), head, code in zip(pairs, (head_a, head_b), (code_a, code_b)):
             best = R.best_step(record)
             head_text = f"#### {name}"
@@ -479,8 +477,7 @@ def _replay_tab() -> None:
             episode = gr.Dropdown([], label="Episode", elem_id="replay-episode")
             step_pick = gr.Radio([], label="Step", elem_id="replay-step")
     with gr.Row():
-        plot = gr.LinePlot(R.scores_frame([]), x="step", y="score", color="series", y_lim=[0, 1], height=200,
-                           label="Score per step", elem_id="replay-plot")
+        plot = gr.HTML(R.scores_chart_html([]), elem_id="replay-plot")
         timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220, elem_id="replay-timeline")
     insp = Inspector("replay")
     outputs = [status, episode, step_pick, plot, timeline] + insp.components
@@ -490,7 +487,7 @@ def _replay_tab() -> None:
         step = step_of(record, n) if n is not None else (record.steps[0] if record.steps else None)
         out = {episode: gr.Dropdown(choices=[(episode_label(k, r), k) for k, r in enumerate(records)], value=i),
                step_pick: gr.Radio(choices=[s.step for s in record.steps], value=step.step if step else None),
-               plot: R.scores_frame([("episode", record)]), timeline: R.timeline_frame(record)}
+               plot: R.scores_chart_html([("episode", record)]), timeline: R.timeline_frame(record)}
         out.update(insp.values(record, step))
         return out
 

@@ -90,8 +90,9 @@ def badges_html(step: Optional[StepRecord]) -> str:
         badges.append(_badge("Performance", "warn", perf.note or "speedup not available", "performance"))
     else:
         badges.append(_badge("Performance", "skip", "not reached (needs a correct result)", "performance"))
-    return (f'<div class="kp-badges" data-env-ms="{step.env_latency_ms:.1f}" data-step="{step.step}">'
-            f'{"".join(badges)}</div>')
+    eval_ms = ev.wall_s * 1000.0 if ev else 0.0
+    return (f'<div class="kp-badges" data-env-ms="{step.env_latency_ms:.1f}" data-eval-ms="{eval_ms:.1f}" '
+            f'data-step="{step.step}">{"".join(badges)}</div>')
 
 
 def speed_kind_text(kind: Optional[str]) -> str:
@@ -182,8 +183,8 @@ def timing_chart_html(step: Optional[StepRecord]) -> str:
                 f'<div class="kp-muted">{esc(reason)}</div></div>')
     rows = [("reference", ref, "#8c8c8c"), ("candidate", cand, "#2f7ed8")]
     top = max((s.max_ms for _, s, _ in rows if s), default=1.0) or 1.0
-    width, left, bar_h, gap = 520, 90, 22, 18
-    scale = (width - left - 70) / top
+    width, left, bar_h, gap = 640, 90, 22, 18
+    scale = (width - left - 110) / top
     parts = []
     for i, (name, s, color) in enumerate(rows):
         y = 10 + i * (bar_h + gap)
@@ -219,7 +220,7 @@ def breakdown_chart_html(step: Optional[StepRecord]) -> str:
         return '<div class="kp-chart kp-muted">The reward breakdown appears after a submission.</div>'
     parts = obs_of(step).get("reward_breakdown") or {}
     total = sum(float(v or 0.0) for v in parts.values())
-    width, left, bar_h = 520, 10, 26
+    width, left, bar_h = 640, 10, 26
     span = width - 2 * left
     x = left
     shapes, legend = [], []
@@ -322,7 +323,44 @@ def scores_frame(records: Sequence[tuple[str, Optional[EpisodeRecord]]]) -> pd.D
                 rows += [(s.step, s.reward, "score"), (s.step, best, "best so far")]
             else:
                 rows.append((s.step, s.reward, name))
-    return pd.DataFrame(rows, columns=["step", "score", "series"])
+    frame = pd.DataFrame(rows, columns=["step", "score", "series"])
+    # Typed even when empty: the plot picks quantitative axes from the dtypes.
+    return frame.astype({"step": "int64", "score": "float64", "series": "object"})
+
+
+SERIES_COLORS = ("#2f7ed8", "#d79b00", "#82b366", "#9673a6")
+
+
+def scores_chart_html(records: Sequence[tuple[str, Optional[EpisodeRecord]]], title: str = "Score per step") -> str:
+    """A line per series of scores_frame (score and best so far of one episode, or one line per player)."""
+    frame = scores_frame(records)
+    if frame.empty:
+        return f'<div class="kp-chart kp-muted" data-points="0">{esc(title)}: no steps yet.</div>'
+    width, height, left, right, top, bottom = 640, 190, 40, 16, 10, 28
+    last = max(2, int(frame["step"].max()))
+    def px(step: float) -> float:
+        return left + (step - 1) / (last - 1) * (width - left - right)
+    def py(score: float) -> float:
+        return top + (1.0 - score) * (height - top - bottom)
+    parts = []
+    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#ddd"/>'
+                     f'<text x="{left - 6}" y="{py(v) + 4:.1f}" text-anchor="end" class="kp-svg-muted">{v:g}</text>')
+    for n in range(1, last + 1):
+        parts.append(f'<text x="{px(n):.1f}" y="{height - 8}" text-anchor="middle" class="kp-svg-muted">{n}</text>')
+    legend = []
+    for i, (name, group) in enumerate(frame.groupby("series", sort=False)):
+        color = SERIES_COLORS[i % len(SERIES_COLORS)]
+        dash = ' stroke-dasharray="5 4"' if name == "best so far" else ""
+        points = " ".join(f"{px(r.step):.1f},{py(r.score):.1f}" for r in group.itertuples())
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2.5"{dash}/>')
+        parts += [f'<circle cx="{px(r.step):.1f}" cy="{py(r.score):.1f}" r="4" fill="{color}">'
+                  f'<title>{esc(name)}, step {r.step}: {r.score:.2f}</title></circle>' for r in group.itertuples()]
+        legend.append(f'<span class="kp-legend" data-series="{esc(name)}"><i style="background:{color}"></i>'
+                      f'{esc(name)}</span>')
+    return (f'<div class="kp-chart" data-points="{len(frame)}"><div class="kp-chart-title">{esc(title)}</div>'
+            f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{esc(title)}">{"".join(parts)}'
+            f'</svg><div>{"".join(legend)}</div></div>')
 
 
 def best_step(record: Optional[EpisodeRecord]) -> Optional[StepRecord]:
@@ -351,7 +389,7 @@ def winner_html(a: tuple[str, Optional[EpisodeRecord]], b: tuple[str, Optional[E
         winner, loser = (na, nb) if ka > kb else (nb, na)
         text = (f"{winner} wins: best score {max(ka, kb)[0]:.2f} (step {-max(ka, kb)[1]}) against "
                 f"{min(ka, kb)[0]:.2f} (step {-min(ka, kb)[1]}) for {loser}.")
-    return f'<div class="kp-winner" data-winner="{esc(winner)}">🏁 {esc(text)}</div>'
+    return f'<div class="kp-winner" data-winner="{esc(winner)}">{esc(text)}</div>'
 
 
 def status_html(message: str, kind: str = "info") -> str:

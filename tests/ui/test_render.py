@@ -184,3 +184,14 @@ def test_examples_come_from_the_shipped_solutions():
     assert "class ModelNew" in example_code("gelu_bias", "correct/torch_two_ops.py")
     with pytest.raises(PlayError):
         example_code("gelu_bias", "correct/missing.py")
+
+
+def test_score_chart_draws_one_line_per_series_on_a_zero_to_one_axis():
+    record = EpisodeRecord(task_id="gelu_bias", steps=[step(1, correct=False, mismatch=True), step(2)])
+    record.refresh()
+    html = R.scores_chart_html([("episode", record)])
+    assert 'data-points="4"' in html and html.count("<polyline") == 2
+    assert 'data-series="best so far"' in html and "step 2: 0.50" in html
+    two = R.scores_chart_html([("A: you", record), ("B: m", record)], "Score per turn")
+    assert 'data-series="A: you"' in two and 'data-series="B: m"' in two
+    assert "no steps yet" in R.scores_chart_html([])
