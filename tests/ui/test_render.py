@@ -195,3 +195,35 @@ def test_score_chart_draws_one_line_per_series_on_a_zero_to_one_axis():
     two = R.scores_chart_html([("A: you", record), ("B: m", record)], "Score per turn")
     assert 'data-series="A: you"' in two and 'data-series="B: m"' in two
     assert "no steps yet" in R.scores_chart_html([])
+
+
+def test_hub_push_problems_become_clear_messages(monkeypatch):
+    from ui import replay_export
+    record = EpisodeRecord(task_id="gelu_bias", steps=[step(1)])
+    with pytest.raises(PlayError, match="owner/name"):
+        replay_export.push([record], "no-slash", "hf_x", True)
+    with pytest.raises(PlayError, match="token with write access"):
+        replay_export.push([record], "me/ds", None, True)
+    with pytest.raises(PlayError, match="no episodes"):
+        replay_export.push([], "me/ds", "tok", True)
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("push to me/ds failed: 401 Unauthorized")
+    monkeypatch.setattr(replay_export, "push_to_hub", refused)
+    with pytest.raises(PlayError, match="push to me/ds failed: 401"):
+        replay_export.push([record], "me/ds", "tok", True)
+
+
+def test_unreadable_replay_files_are_refused_with_the_reason(tmp_path):
+    from ui.replay_export import load_replay
+    with pytest.raises(PlayError, match="choose an exported"):
+        load_replay(None)
+    (tmp_path / "x.csv").write_text("a,b\n")
+    with pytest.raises(PlayError, match="not an episode export"):
+        load_replay(str(tmp_path / "x.csv"))
+    (tmp_path / "x.parquet").write_bytes(b"not parquet")
+    with pytest.raises(PlayError, match="cannot replay x.parquet"):
+        load_replay(str(tmp_path / "x.parquet"))
+    (tmp_path / "e.jsonl").write_text('{"task": 1}\n')
+    with pytest.raises(PlayError, match="not an episode record"):
+        load_replay(str(tmp_path / "e.jsonl"))
