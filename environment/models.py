@@ -6,7 +6,7 @@ from typing import Literal, Optional
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field
 
-from environment.evaluation.result import EvalResult, SpeedupKind, TimingStats
+from environment.evaluation.result import AnyFloat, EvalResult, SpeedupKind, TimingStats
 
 MAX_CODE_BYTES = 256 * 1024
 
@@ -40,7 +40,8 @@ class KernelObservation(Observation):
     correct: Optional[bool] = Field(None, description="Every correctness trial passed.")
     trials_passed: int = Field(0, ge=0, description="Correctness trials passed.")
     trials_total: int = Field(0, ge=0, description="Correctness trials run.")
-    max_abs_error: Optional[float] = Field(None, description="Largest absolute error against the reference.")
+    max_abs_error: Optional[AnyFloat] = Field(
+        None, description="Largest absolute error against the reference (\"Infinity\" when NaN/Inf mismatch).")
     speedup: Optional[float] = Field(None, description="Reference time / submission time; null when unknown.")
     speedup_kind: Optional[SpeedupKind] = Field(
         None, description="measured_cuda, measured_cpu or modeled (H100 roofline estimate, not measured).")

@@ -143,3 +143,12 @@ def test_bad_input_becomes_an_observation_with_the_cause(env, name):
 def test_the_server_keeps_serving_after_every_bad_input(env):
     obs = env.step(KernelAction(code=(GELU / "correct/torch_two_ops.py").read_text())).observation
     assert obs.correct and obs.score >= 0.5
+
+
+def test_nan_outputs_come_back_as_a_readable_mismatch(env):
+    obs = env.step(KernelAction(code=body("y = torch.nn.functional.gelu(x + bias)\ny[0, 0] = float('nan')\n"
+                                          "return y"))).observation
+    m = obs.evaluation.correctness.mismatch
+    assert not obs.correct and m.indices[0] == [0, 0] and m.actual[0] != m.actual[0]  # NaN survives the wire
+    assert obs.max_abs_error == float("inf")
+    assert '"NaN"' in obs.model_dump_json()

@@ -5,11 +5,24 @@ playground, carried in the observation (``KernelObservation.evaluation``) and ex
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+import math
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 SpeedupKind = Literal["measured_cuda", "measured_cpu", "modeled"]
+
+
+def _finite_or_name(value: float) -> float | str:
+    """NaN and infinities become "NaN"/"Infinity"/"-Infinity": valid JSON for every client, and
+    pydantic reads them back as floats."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+# A float that may be NaN or infinite (a mismatching candidate's values) and still round-trips.
+AnyFloat = Annotated[float, PlainSerializer(_finite_or_name)]
 
 
 class _Record(BaseModel):
@@ -35,10 +48,10 @@ class Mismatch(_Record):
     distribution: str = Field(description="Input distribution of that trial.")
     shape: dict[str, int] = Field(default_factory=dict, description="Problem dimensions of that trial.")
     indices: list[list[int]] = Field(default_factory=list, description="First mismatching element indices.")
-    expected: list[float] = Field(default_factory=list, description="Reference values at those indices.")
-    actual: list[float] = Field(default_factory=list, description="Candidate values at those indices.")
-    max_abs_error: float = Field(0.0, description="Largest absolute error in that trial (NaN/Inf-aware).")
-    mean_abs_error: float = Field(0.0, description="Mean absolute error in that trial.")
+    expected: list[AnyFloat] = Field(default_factory=list, description="Reference values at those indices.")
+    actual: list[AnyFloat] = Field(default_factory=list, description="Candidate values at those indices.")
+    max_abs_error: AnyFloat = Field(0.0, description="Largest absolute error in that trial (NaN/Inf-aware).")
+    mean_abs_error: AnyFloat = Field(0.0, description="Mean absolute error in that trial.")
     mismatched: int = Field(0, description="Number of elements outside tolerance.")
     total: int = Field(0, description="Number of elements compared.")
 
@@ -47,7 +60,7 @@ class CorrectnessResult(_Record):
     correct: bool = Field(description="Every trial matched, inputs untouched, and results deterministic.")
     trials_passed: int = 0
     trials_total: int = 0
-    max_abs_error: Optional[float] = Field(None, description="Largest absolute error over all compared trials.")
+    max_abs_error: Optional[AnyFloat] = Field(None, description="Largest absolute error over all compared trials.")
     atol: float = 0.0
     rtol: float = 0.0
     error: Optional[str] = Field(None, description="The first failure, with its cause and a hint.")
