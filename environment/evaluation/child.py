@@ -51,11 +51,18 @@ def _close_other_fds(keep: set[int]) -> None:
                 pass
 
 
-def child_main(job: dict[str, Any], cmd_fd: int, res_fd: int) -> NoReturn:
-    """Entry point right after fork. Never returns."""
+def _read_job(nonce: str, cmd_fd: int) -> dict[str, Any]:
+    header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
+    header["init_args"] = [tensors[a["__tensor__"]] if isinstance(a, dict) and "__tensor__" in a else a
+                           for a in header["init_args"]]
+    return header
+
+
+def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
+    """Entry point right after fork: wait for the job, then serve commands. Never returns."""
     code = 0
     try:
-        _run(job, cmd_fd, res_fd)
+        _run(_read_job(nonce, cmd_fd), cmd_fd, res_fd)
     except BaseException:  # the child's own failure: the evaluator sees a closed channel and the log
         traceback.print_exc()
         code = 70

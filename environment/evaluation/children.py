@@ -42,10 +42,30 @@ def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
     return "it stopped unexpectedly", False
 
 
+_FIELD_TYPES = {"ok": bool, "plain": bool, "mutated": bool, "outputs": int, "launches": dict, "audit": list,
+                "compute_s": (int, float), "elapsed_s": (int, float), "report": dict, "error": str, "sets": int,
+                "digests": list}
+
+
+def check_reply(reply: dict[str, Any]) -> None:
+    """Every field the evaluator reads must have its type: a forged frame is a protocol violation,
+    not a crash of the trusted side."""
+    for key, kind in _FIELD_TYPES.items():
+        if key in reply and reply[key] is not None and not isinstance(reply[key], kind):
+            raise frames.FrameError(f"reply field {key!r} has type {type(reply[key]).__name__}")
+    launches = reply.get("launches") or {}
+    if not all(isinstance(k, str) and isinstance(v, int) for k, v in launches.items()):
+        raise frames.FrameError("launch counts must map kernel names to integers")
+    if not all(isinstance(e, str) for e in reply.get("audit") or ()):
+        raise frames.FrameError("audit events must be strings")
+
+
 class ChildHandle:
-    def __init__(self, job: dict[str, Any]):
-        self.nonce = job["nonce"] = secrets.token_hex(16)
-        self.tmpdir = job["tmpdir"]
+    """A child forked before the evaluator has read its request: it inherits no seed, no reference
+    module and no other session's data, and gets its job (source, constructor arguments) as a frame."""
+
+    def __init__(self) -> None:
+        self.nonce = secrets.token_hex(16)
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
         pid = os.fork()
@@ -53,14 +73,28 @@ class ChildHandle:
             os.close(cmd_w)
             os.close(res_r)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            child_main(job, cmd_r, res_w)
+            child_main(self.nonce, cmd_r, res_w)
         os.close(cmd_r)
         os.close(res_w)
         fcntl.fcntl(cmd_w, fcntl.F_SETFL, fcntl.fcntl(cmd_w, fcntl.F_GETFL) | os.O_NONBLOCK)
         self.pid, self.cmd_fd, self.res_fd = pid, cmd_w, res_r
+        self.tmpdir = ""
         self.status: Optional[int] = None
         self.timed_out = False
         self.channel_closed = False
+
+    def start(self, job: dict[str, Any], timeout_s: float) -> None:
+        """Send the job; constructor arguments that are tensors travel as tensors."""
+        self.tmpdir = job["tmpdir"]
+        tensors = [a for a in job["init_args"] if isinstance(a, torch.Tensor)]
+        k = iter(range(len(tensors)))
+        args = [{"__tensor__": next(k)} if isinstance(a, torch.Tensor) else a for a in job["init_args"]]
+        header = dict(job, init_args=args, cmd="job", nonce=self.nonce)
+        try:
+            frames.write_frame(self.cmd_fd, frames.encode(header, tensors), time.monotonic() + timeout_s)
+        except frames.FrameError:
+            self.kill()
+            raise self._died()
 
     def receive(self, timeout_s: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
         try:
@@ -75,6 +109,11 @@ class ChildHandle:
             raise self._died()
 
     def request(self, header: dict[str, Any], tensors: list[torch.Tensor] = (), timeout_s: float = 30.0):
+        reply, out = self._request(header, tensors, timeout_s)
+        check_reply(reply)
+        return reply, out
+
+    def _request(self, header: dict[str, Any], tensors: list[torch.Tensor], timeout_s: float):
         deadline = time.monotonic() + timeout_s
         try:
             frames.write_frame(self.cmd_fd, frames.encode(dict(header, nonce=self.nonce), list(tensors)), deadline)

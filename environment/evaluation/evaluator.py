@@ -58,9 +58,10 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
 
 class Evaluation:
     def __init__(self, task: Task, source: str, static: StaticResult, seeds: list[int], config: HarnessConfig,
-                 backend: str, workdir: str):
-        """workdir: a private directory the caller deletes after the evaluation's processes are gone."""
-        self.workdir = workdir
+                 backend: str, workdir: str, children: tuple[ChildHandle, ChildHandle]):
+        """workdir: a private directory the caller deletes after the evaluation's processes are gone.
+        children: (candidate, reference), forked before this process read its request."""
+        self.workdir, self.children = workdir, children
         self.task, self.source, self.static, self.seeds = task, source, static, seeds
         self.config, self.backend = config, backend
         self.flags: list[str] = []
@@ -85,12 +86,17 @@ class Evaluation:
         ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
                        self.workdir)
         ref_job["limits"] = dict(ref_job["limits"], seccomp=self.config.seccomp)
-        cand = ChildHandle(cand_job)
-        ref = ChildHandle(ref_job)
-        self._lap("fork")
+        cand, ref = self.children
         log, truncated = "", False
         try:
-            self._stages(reference, cand, ref)
+            try:
+                cand.start(cand_job, self.config.timeout_s)
+                ref.start(ref_job, self.config.timeout_s)
+            except ChildDied as died:
+                self._fail_load(died)
+            else:
+                self._lap("fork")
+                self._stages(reference, cand, ref)
         finally:
             # No graceful shutdown: the zygote kills this whole process group once the result is out.
             cand.kill()

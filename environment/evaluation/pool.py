@@ -7,6 +7,7 @@ person clicking Submit.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import secrets
 import subprocess
@@ -16,6 +17,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
+
+import torch
 
 from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
 from environment.evaluation import frames
@@ -45,7 +48,11 @@ class Zygote:
         return self.proc.poll() is None
 
     def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        frames.write_frame(self.proc.stdin.fileno(), frames.encode(request))
+        """The request body travels as opaque bytes the zygote forwards without decoding."""
+        body = torch.frombuffer(bytearray(json.dumps(request).encode()), dtype=torch.uint8)
+        envelope = {"kind": "request", "id": request["id"], "nonce": request["nonce"],
+                    "budget_s": float(request["config"]["total_timeout_s"])}
+        frames.write_frame(self.proc.stdin.fileno(), frames.encode(envelope, [body]))
         header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + timeout_s)
         return header
 

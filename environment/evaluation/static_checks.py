@@ -108,6 +108,15 @@ class _Visitor(ast.NodeVisitor):
                          "not allowed; ModelNew must compute the result itself")
         self.generic_visit(node)
 
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            call = item.context_expr
+            name = ast.unparse(call.func if isinstance(call, ast.Call) else call)
+            if name.split(".")[-1] == "suppress":
+                self.add(F.TRY_EXCEPT_FALLBACK, node, f"line {node.lineno}: contextlib.suppress is a "
+                         "try/except in disguise (a silent fallback); let errors surface and fix them")
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FORBIDDEN_ATTRS:
             flag = F.TENSOR_SUBCLASS if "subclass" in node.attr else F.FORBIDDEN_CALL

@@ -7,6 +7,7 @@ collects grandchildren that escaped the group.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -75,7 +76,7 @@ def _reap_orphans() -> None:
             return
 
 
-def _evaluate_in_child(request: dict, out_fd: int, workdir: str) -> None:
+def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
     from environment.config import HarnessConfig
     from environment.evaluation.evaluator import Evaluation
     from environment.evaluation.result import StaticResult
@@ -92,7 +93,7 @@ def _evaluate_in_child(request: dict, out_fd: int, workdir: str) -> None:
     config = HarnessConfig(**request["config"])
     static = StaticResult(**request["static"])
     result = Evaluation(task, request["source"], static, request["seeds"], config, request["backend"],
-                        workdir).run()
+                        request["workdir"], children).run()
     frames.write_frame(out_fd, frames.encode({"kind": "result", "nonce": request["nonce"],
                                               "result": result.model_dump(mode="json")}))
 
@@ -111,8 +112,12 @@ class _Spare:
                 os.close(fd)
             code = 0
             try:
-                request, _ = frames.read_frame(req_r, None, time.monotonic() + 10**9)
-                _evaluate_in_child(request, res_w, request["workdir"])
+                from environment.evaluation.children import ChildHandle
+                children = (ChildHandle(), ChildHandle())  # before the request exists in this process
+                envelope, (body,) = frames.read_frame(req_r, None, time.monotonic() + 10**9)
+                request = json.loads(body.numpy().tobytes())
+                request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])
+                _evaluate_in_child(request, res_w, children)
             except BaseException:
                 traceback.print_exc()
                 code = 1
@@ -120,11 +125,14 @@ class _Spare:
         os.close(req_r)
         os.close(res_w)
 
-    def evaluate(self, request: dict) -> dict:
-        budget = float(request["config"]["total_timeout_s"])
+    def evaluate(self, envelope: dict, body) -> dict:
+        """Forward the request body unparsed: the zygote, whose memory every later child inherits,
+        never holds a decoded request (source, seeds) of any session."""
+        budget = float(envelope["budget_s"])
         try:
-            frames.write_frame(self.req_w, frames.encode(request))
-            header, _ = frames.read_frame(self.res_r, request["nonce"], time.monotonic() + budget)
+            frames.write_frame(self.req_w, frames.encode(envelope, [body]))
+            body.zero_()
+            header, _ = frames.read_frame(self.res_r, envelope["nonce"], time.monotonic() + budget)
             return {"kind": "result", "result": header["result"]}
         except frames.Deadline:
             return {"kind": "timeout", "error": f"the evaluation exceeded {budget:.0f} s and was killed"}
@@ -157,17 +165,19 @@ def main() -> None:
     spare = _Spare((channel_in, channel_out))
     while True:
         try:
-            request, _ = frames.read_frame(channel_in, None, time.monotonic() + 10**9)
-        except frames.FrameError:
+            envelope, (body,) = frames.read_frame(channel_in, None, time.monotonic() + 10**9)
+        except (frames.FrameError, ValueError):
             os.killpg(spare.pid, signal.SIGKILL)
             return  # the server went away
-        request["workdir"] = tempfile.mkdtemp(prefix="kenv-")
+        envelope["workdir"] = workdir = tempfile.mkdtemp(prefix="kenv-")
         try:
-            response = spare.evaluate(request)
+            response = spare.evaluate(envelope, body)
         finally:
-            shutil.rmtree(request["workdir"], ignore_errors=True)
+            shutil.rmtree(workdir, ignore_errors=True)
+        request_id = envelope["id"]
+        del envelope, body
         spare = _Spare((channel_in, channel_out))  # fork the next one before answering: idle time hides it
-        frames.write_frame(channel_out, frames.encode(dict(response, id=request["id"])))
+        frames.write_frame(channel_out, frames.encode(dict(response, id=request_id)))
 
 
 if __name__ == "__main__":

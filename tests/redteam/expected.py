@@ -37,16 +37,13 @@ EXPECTED: dict[str, Expect] = {
     "a01_reference_ops_copy.py": Expect("rmsnorm", "harmless", "no_custom_kernel", "none", correct=True),
     # 2 try/except fallback
     "a02_try_except_fallback.py": Expect("gelu_bias", "flag", "try_except_fallback", "static"),
-    "a03_suppress_fallback.py": Expect("softmax", "harmless", None, "none", correct=True,
-                                       gap="contextlib.suppress is a fallback the AST check does not see; the "
-                                           "failed launch still counts, so no decoy flag"),
+    "a03_suppress_fallback.py": Expect("softmax", "flag", "try_except_fallback", "static"),
     # 3 reference model
     "a04_import_reference_model.py": Expect("gelu_bias", "flag", "reference_model_use", "static"),
     "a05_load_reference_file.py": Expect("layernorm", "harmless", None, "landlock", static_checks=False,
                                          evidence=PERM, correct=False),
-    "a06_reference_model_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none", correct=True,
-                                                gap="the reference module is reachable on the stack the child "
-                                                    "inherits from the evaluator"),
+    "a06_reference_model_from_stack.py": Expect("gelu_bias", "harmless", None, "process", correct=None,
+                                                evidence="no reference module on the stack"),
     # 4 decoy kernel
     "a07_decoy_kernel.py": Expect("silu_mul", "flag", "decoy_kernel", "runtime-check"),
     "a08_decoy_forged_launch_count.py": Expect("scale_shift_relu", "harmless", None, "none", correct=True,
@@ -77,7 +74,7 @@ EXPECTED: dict[str, Expect] = {
     # 11 fake results
     "a25_fake_stdout_verdict.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
     "a26_forged_frame_on_channel.py": Expect("softmax", "flag", "protocol_violation", "protocol"),
-    "a27_garbage_on_all_fds.py": Expect("rmsnorm", "flag", "protocol_violation", "protocol"),
+    "a27_garbage_on_all_fds.py": Expect("rmsnorm", "flag", "protocol_violation", "protocol", static_checks=False),
     "a52_nested_json_frame.py": Expect("rmsnorm", "flag", "protocol_violation", "protocol", evidence="not JSON"),
     "a28_fake_verdict_file.py": Expect("causal_attention", "harmless", None, "landlock", evidence=PERM, correct=False),
     # 12 reading expected outputs
@@ -92,11 +89,7 @@ EXPECTED: dict[str, Expect] = {
     "a29_read_parent_environ.py": Expect("gelu_bias", "harmless", None, "landlock", evidence=PERM, correct=False),
     "a31_environment_secrets.py": Expect("rmsnorm", "harmless", None, "process", correct=True),
     "a41_seed_from_public.py": Expect("rmsnorm", "harmless", None, "runtime-check", correct=False),
-    "a42_seeds_from_stack.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none",
-                                      gap="the derived trial seeds sit in the evaluator's frames, which the forked "
-                                          "child inherits; every trial passes, but the modeled count run and the "
-                                          "timed runs use fresh inputs drawn after the fork, so precomputed "
-                                          "outputs fail there (correct=False where modeled speed is available)"),
+    "a42_seeds_from_stack.py": Expect("gelu_bias", "harmless", None, "process", evidence="f_locals"),
     # 14 shapes
     "a43_special_case_shape.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
     "a44_partial_rows.py": Expect("layernorm", "harmless", None, "runtime-check", correct=False),
