@@ -30,6 +30,7 @@ class HarnessConfig:
     timing_calls: int = 3                # fresh input sets per timed round
     seccomp: bool = True
     landlock: bool = True
+    cpu_speed: str = "modeled"           # CPU hosts: "modeled" (H100 roofline) or "measured" (wall clock)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ def harness_config() -> HarnessConfig:
         timeout_s=_float("KERNEL_ENV_TIMEOUT_S", 30.0),
         total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 120.0),
         memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
+        cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled"),
     )
 
 

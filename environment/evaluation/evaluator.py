@@ -244,6 +244,6 @@ class Evaluation:
             error=None if correct else error, mismatch=mismatch, inputs_mutated=mutated, deterministic=deterministic)
 
     def _performance(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> PerformanceResult:
-        if self.backend == "cpu" and os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled") == "modeled":
+        if self.backend == "cpu" and self.config.cpu_speed != "measured":
             return model_speed(self, reference, cand, ref)
         return measure(self, reference, cand, ref)

@@ -22,48 +22,55 @@ def stats(samples_s: list[float]) -> TimingStats:
                        std_ms=statistics.pstdev(ms) if len(ms) > 1 else 0.0, samples=len(ms))
 
 
-def _round_trip(child, calls: int, timeout: float) -> tuple[float, float]:
+def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float, dict]:
     start = time.perf_counter()
-    head, _ = child.request({"cmd": "time"}, (), timeout)
+    head, _ = child.request({"cmd": "time", "skip_model": skip_model}, (), timeout)
     wall = time.perf_counter() - start
     if not head.get("ok"):
         raise RuntimeError(head.get("error"))
-    return wall, float(head.get("elapsed_s", 0.0))
+    return wall, head
 
 
 def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
-    """Interleave reference and candidate rounds on fresh inputs (new storage and values every call),
-    subtract the channel's own round-trip cost, and re-check one timed output of every round."""
+    """Interleave reference and candidate rounds on fresh inputs (new storage and values every call).
+    The evaluator's clock is the timing of record: per call, (round-trip wall time - the same loop
+    without the model) / calls. One timed output per round is fetched and checked against the
+    digest the child reported when it was timed, and against the reference."""
     cfg, task, backend = ev.config, ev.task, ev.backend
     kind = "measured_cuda" if backend == "cuda" else "measured_cpu"
     shape = max(task.shapes(backend), key=lambda s: sum(s.values()) if s else 0)
-    # OS randomness drawn after the children forked: a child that digs the trial seeds out of the
-    # memory it inherited still cannot precompute the timed inputs (and cache their outputs).
-    rng = random.SystemRandom()
-    null = {}
-    for child in (cand, ref):  # channel cost with nothing to run
-        child.request({"cmd": "stage", "arity": 1}, (), cfg.timeout_s)
-        null[child.pid] = statistics.median(_round_trip(child, 0, cfg.timeout_s)[0] for _ in range(3))
+    rng = random.SystemRandom()  # drawn after the children exist: nothing to precompute from
+    for name, value in shape.items():
+        setattr(reference, name, value)  # the dimensions get_init_inputs may read
+    init = json_init(reference)
     samples: dict[int, list[float]] = {cand.pid: [], ref.pid: []}
+    hints: list[float] = []
+    null: dict[int, float] = {}
     for rnd in range(cfg.timing_rounds):
         sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48)) for _ in range(cfg.timing_calls)]
         flat = [t for s in sets for t in s]
-        order = (ref, cand) if rnd % 2 == 0 else (cand, ref)
-        for child in order:
-            child.request({"cmd": "stage", "arity": len(sets[0]), "init": json_init(reference)}, flat, cfg.timeout_s)
-            wall, inner = _round_trip(child, cfg.timing_calls, cfg.timeout_s)
-            ev.compute_s += inner
-            per_call_wall = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
+        digests: dict[int, list] = {}
+        for child in ((ref, cand) if rnd % 2 == 0 else (cand, ref)):
+            child.request({"cmd": "stage", "arity": len(sets[0]), "init": init}, flat, cfg.timeout_s)
+            if child.pid not in null:  # the loop, flush and channel without the model
+                null[child.pid] = statistics.median(_round_trip(child, cfg.timeout_s, True)[0] for _ in range(3))
+            wall, head = _round_trip(child, cfg.timeout_s)
+            ev.compute_s += float(head.get("elapsed_s", 0.0))
+            digests[child.pid] = head.get("digests") or []
+            per_call = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
-                if inner > wall * 1.05:  # a child cannot spend more time than the parent waited
+                if float(head.get("elapsed_s", 0.0)) > wall * 1.05:  # no child outlasts its parent's wait
                     ev.flags.append(F.PROTOCOL_VIOLATION)
                     return PerformanceResult(note="The child's timer disagrees with the evaluator's clock.")
-                samples[child.pid].append(inner / cfg.timing_calls)
-            else:
-                samples[child.pid].append(per_call_wall)
+                if child is cand:
+                    hints.append(float(head["elapsed_s"]) / cfg.timing_calls)
+            samples[child.pid].append(per_call)
         j = rng.randrange(cfg.timing_calls)
         _, c_out = cand.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
         _, r_out = ref.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
+        if j >= len(digests[cand.pid]) or digests[cand.pid][j] != _digest(c_out):
+            ev.flags.append(F.PROTOCOL_VIOLATION)
+            return PerformanceResult(note="A fetched output differs from the one reported when it was timed.")
         for k, r in enumerate(r_out):
             err, _, _ = compare(r, c_out[k] if k < len(c_out) else r.new_empty(0), task.atol, task.rtol, -1,
                                 "normal", shape)
@@ -75,12 +82,23 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
                 return PerformanceResult(note="A timed call returned a wrong result.")
     ref_stats, cand_stats = stats(samples[ref.pid]), stats(samples[cand.pid])
     speedup = ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else None
-    note = ("Measured on this host's CPU: wall clock of the trusted evaluator, channel cost subtracted."
-            if backend == "cpu" else "Measured with CUDA events, L2 flushed before every call.")
+    note = ("Measured on this host's CPU: the trusted evaluator's wall clock, loop and channel cost subtracted."
+            if backend == "cpu" else
+            "Measured on the GPU by the trusted evaluator's clock (L2 flushed before every call, loop, flush and "
+            f"channel cost subtracted); CUDA events in the child: {statistics.median(hints) * 1e3:.4g} ms per call.")
     if speedup is not None and speedup > PLAUSIBLE_SPEEDUP[kind]:
         ev.flags.append(F.IMPLAUSIBLE_SPEEDUP)
         note += f" A speedup of {speedup:.1f}x is beyond the plausible {PLAUSIBLE_SPEEDUP[kind]:.0f}x and earns no credit."
     return PerformanceResult(speedup=speedup, speedup_kind=kind, reference=ref_stats, candidate=cand_stats, note=note)
+
+
+def _digest(tensors) -> str:
+    import hashlib
+    from environment.evaluation.frames import tensor_bytes
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(tensor_bytes(t))
+    return h.hexdigest()
 
 
 def model_speed(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:

@@ -1,0 +1,49 @@
+"""Measured speed (the CUDA host's signal, and KERNEL_ENV_CPU_SPEED=measured on a CPU host): the
+evaluator's clock is the record, and work cannot be moved out of the timed call."""
+from dataclasses import replace
+
+from environment import reward
+from environment.config import harness_config
+from environment.evaluation import flags as F
+from environment.evaluation.harness import evaluate
+from environment.tasks import get_task
+
+MEASURED = replace(harness_config(), cpu_speed="measured")
+GELU = get_task("gelu_bias")
+TWO_OPS = next(p for p in GELU.solutions["correct"] if p.name.startswith("torch")).read_text()
+
+DEFER_TO_FETCH = '''"""Times nothing: placeholder outputs in the timed call, the real work when the output is fetched."""
+import sys
+import torch
+import torch.nn as nn
+
+child = sys.modules["environment.evaluation.child"]
+real_time = child._cmd_time
+
+
+def lazy_time(model, staged, device, skip_model=False):
+    outs, _ = real_time(model, staged[:0], device, skip_model)
+    return [[torch.zeros(args[0].shape)] for args in staged], 0.0
+
+
+child._cmd_time = lazy_time
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        return torch.nn.functional.gelu(x + bias)
+'''
+
+
+def test_a_measured_speedup_of_the_reference_ops_is_near_one():
+    r = evaluate(GELU, TWO_OPS, MEASURED, seed=1)
+    p = r.performance
+    assert r.correct and p.speedup_kind == "measured_cpu" and 0.3 < p.speedup < 3.0
+    assert p.reference.samples == p.candidate.samples == MEASURED.timing_rounds
+    assert "wall clock" in p.note
+
+
+def test_skipping_the_work_in_the_timed_call_is_caught():
+    r = evaluate(GELU, DEFER_TO_FETCH, MEASURED, seed=1, static_checks=False)
+    assert not r.correct or F.PROTOCOL_VIOLATION in r.flags
+    assert reward.score(r)[1]["speed"] == 0.0
