@@ -51,6 +51,9 @@ def _close_other_fds(keep: set[int]) -> None:
                 pass
 
 
+CHILD_FAILED = 70  # exit status of a child whose own loop failed (e.g. its channel was closed under it)
+
+
 def _read_job(nonce: str, cmd_fd: int) -> dict[str, Any]:
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
     header["init_args"] = [tensors[a["__tensor__"]] if isinstance(a, dict) and "__tensor__" in a else a
@@ -65,7 +68,7 @@ def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
         _run(_read_job(nonce, cmd_fd), cmd_fd, res_fd)
     except BaseException:  # the child's own failure: the evaluator sees a closed channel and the log
         traceback.print_exc()
-        code = 70
+        code = CHILD_FAILED
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

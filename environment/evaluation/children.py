@@ -11,7 +11,7 @@ from typing import Any, Optional
 import torch
 
 from environment.evaluation import frames
-from environment.evaluation.child import child_main
+from environment.evaluation.child import CHILD_FAILED, child_main
 
 
 class ChildDied(Exception):
@@ -129,8 +129,10 @@ class ChildHandle:
     def _died(self) -> ChildDied:
         status = self.wait()
         reason, sandbox_kill = describe_status(status, self.timed_out)
-        if self.channel_closed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
-            # our own kill after the channel closed: say what the child did, not what we did
+        ours = (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL) or \
+            (os.WIFEXITED(status) and os.WEXITSTATUS(status) == CHILD_FAILED)
+        if self.channel_closed and ours:
+            # our kill, or the child loop failing on its closed channel: say what the submission did
             reason = "it closed its result channel before answering (its file descriptors were closed)"
         return ChildDied(reason, sandbox_kill=sandbox_kill, timeout=self.timed_out)
 
