@@ -107,7 +107,7 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     audit_events: list[str] = []
     layers = {"landlock": 0, "seccomp": False}
     if limits.get("landlock"):
-        layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir])
+        layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir], sandbox.exec_roots())
     if limits.get("seccomp"):
         layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job["backend"] == "cuda",
                                                   allow_exec=job["backend"] == "cuda")

@@ -88,6 +88,18 @@ def current_vm_bytes() -> int:
     return 0
 
 
+def exec_roots() -> list[str]:
+    """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas), nothing else."""
+    if not os.path.exists("/dev/nvidia0"):
+        return []
+    try:
+        import triton
+    except ImportError:
+        return []
+    tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    return [str(tools)] if tools.is_dir() else []
+
+
 def read_only_roots() -> list[str]:
     """Directories a child may read: the interpreter, its libraries and system libraries only —
     not the application (tasks and solutions), not /proc, not /tmp (other evaluations)."""
@@ -135,12 +147,17 @@ def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list
     ruleset = _libc.syscall(_LL_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    file_ro = _FS_READ_FILE | _FS_EXECUTE
+    # Nothing may be executed (execve) but exec_paths: not the system tools, not a file the
+    # submission wrote into its own directory.
+    file_ro = _FS_READ_FILE
     dir_ro = file_ro | _FS_READ_DIR
     file_rw = file_ro | _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+    dir_rw = fs & ~_FS_EXECUTE
+    rules = ([(p, dir_ro, file_ro) for p in read_only] + [(p, dir_rw, file_rw) for p in read_write]
+             + [(p, dir_ro | _FS_EXECUTE, file_ro | _FS_EXECUTE) for p in exec_paths])
     try:
-        for path, access_dir in [(p, dir_ro) for p in read_only] + [(p, fs) for p in read_write]:
-            _add_rule(ruleset, path, access_dir, file_rw if access_dir == fs else file_ro)
+        for path, access_dir, access_file in rules:
+            _add_rule(ruleset, path, access_dir, access_file)
         if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
         if _libc.syscall(_LL_RESTRICT, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
@@ -151,6 +168,7 @@ def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list
 
 
 def _add_rule(ruleset: int, path: str, dir_access: int, file_access: int) -> None:
+    """Landlock rights on a path; rights on a file must be file rights only."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:

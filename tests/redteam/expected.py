@@ -108,6 +108,8 @@ EXPECTED: dict[str, Expect] = {
     "a34_killpg.py": Expect("layernorm", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
     # 19 filesystem, network
     "a35_connect_server_port.py": Expect("silu_mul", "flag", "sandbox_violation", "seccomp", evidence=SIGSYS),
+    "a53_exec_written_binary.py": Expect("silu_mul", "harmless", None, "landlock", static_checks=False,
+                                         config=NO_SECCOMP, evidence=PERM, correct=False),
     "a36_connect_port_landlock.py": Expect("silu_mul", "harmless", None, "landlock", config=NO_SECCOMP,
                                            evidence=PERM, correct=False),
     "a37_write_outside_tmpdir.py": Expect("scale_shift_relu", "harmless", None, "landlock", evidence=PERM,
