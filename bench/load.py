@@ -1,7 +1,7 @@
 """Load test (issue 5, not a test): N concurrent WebSocket sessions (KernelEnv client, one thread
 each) play whole episodes with a random mix of correct, wrong and attacking PyTorch submissions
 against a real server on a loopback port. Reports sessions completed, steps lost (must be 0),
-errors, p50/p95 step latency and the peak RSS of the server plus its whole process tree.
+errors, p50/p95 step latency and the peak RSS and PSS of the server plus its whole process tree.
 
     PYTHONPATH=. python bench/load.py --sessions 8 32 64 --turns 2
     PYTHONPATH=. python bench/load.py --capacity 4 --sessions 10   # beyond capacity: a clean refusal, never a hang
@@ -71,6 +71,37 @@ def tree_rss_kb(root: int) -> int:
     return sum(rss.get(pid, 0) for pid in members)
 
 
+def tree_pss_kb(root: int) -> int:
+    """Proportional set size of the same tree: pages shared between forked processes (the zygote's
+    torch and triton) are split among them, so this is the tree's real memory footprint."""
+    total = 0
+    for pid in _members(root):
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+def _members(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    members, changed = {root}, True
+    while changed:
+        changed = False
+        for pid, ppid in parents.items():
+            if ppid in members and pid not in members:
+                members.add(pid)
+                changed = True
+    return members
+
+
 @dataclass
 class Tally:
     completed: int = 0
@@ -118,15 +149,33 @@ def play(url: str, turns: int, rng: random.Random, tally: Tally, timeout_s: floa
                 tally.errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def run_load(url: str, server_pid: int, sessions: int, turns: int, seed: int, timeout_s: float) -> dict:
+def honest_ceiling(url: str, timeout_s: float) -> dict[str, float]:
+    """Best score of every shipped correct solution (PyTorch and Triton) per task, on this server:
+    an attack may tie honest work, never beat it."""
+    from environment import KernelAction, KernelEnv
+    from environment.tasks import get_task
+    ceiling: dict[str, float] = {}
+    with KernelEnv(base_url=url, message_timeout_s=timeout_s).sync() as env:
+        for task_id in TASKS:
+            solutions = get_task(task_id).solutions["correct"]
+            env.reset(task_id=task_id, seed=0, max_turns=len(solutions))
+            for path in solutions:
+                obs = env.step(KernelAction(code=path.read_text())).observation
+                ceiling[task_id] = max(ceiling.get(task_id, 0.0), obs.score)
+    return ceiling
+
+
+def run_load(url: str, server_pid: int, sessions: int, turns: int, seed: int, timeout_s: float,
+             ceiling: dict[str, float]) -> dict:
     tally = Tally()
     rng = random.Random(seed)
-    peak = [tree_rss_kb(server_pid)]
+    peak = [tree_rss_kb(server_pid), tree_pss_kb(server_pid)]
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.wait(0.25):
             peak[0] = max(peak[0], tree_rss_kb(server_pid))
+            peak[1] = max(peak[1], tree_pss_kb(server_pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -140,19 +189,19 @@ def run_load(url: str, server_pid: int, sessions: int, turns: int, seed: int, ti
     wall = time.monotonic() - started
     stop.set()
     sampler.join()
-    best = {}
+    best = dict(ceiling)
     for task_id, kind, value in tally.scores:
         if kind == "correct":
             best[task_id] = max(best.get(task_id, 0.0), value)
     for task_id, kind, value in tally.scores:  # an attack may tie honest work, never beat it
         if kind == "attack" and task_id in best and value > best[task_id]:
-            tally.errors.append(f"{task_id}: an attack scored {value} above the best correct {best[task_id]}")
+            tally.errors.append(f"{task_id}: an attack scored {value} above the best honest {best[task_id]}")
     lat = sorted(tally.latencies)
     pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")  # noqa: E731
     return {"sessions": sessions, "completed": tally.completed, "refused": tally.refused,
             "steps": tally.steps_answered, "lost": tally.steps_sent - tally.steps_answered,
             "errors": len(tally.errors), "p50": statistics.median(lat) if lat else float("nan"), "p95": pct(0.95),
-            "wall": wall, "peak_rss_mb": peak[0] / 1024, "kinds": dict(tally.kinds), "error_list": tally.errors}
+            "wall": wall, "peak_rss_mb": peak[0] / 1024, "peak_pss_mb": peak[1] / 1024, "kinds": dict(tally.kinds), "error_list": tally.errors}
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -169,20 +218,22 @@ def main(argv: Optional[list[str]] = None) -> None:
     with LocalServer(start_timeout_s=300) as server:
         print(f"server {server.url} (pid {server.proc.pid}), max sessions {capacity}, {args.turns} turns, "
               f"{os.cpu_count()} cores", flush=True)
+        ceiling = honest_ceiling(server.url, args.timeout)
+        print(f"best honest score per task: {ceiling}", flush=True)
         rows = []
         for n in args.sessions:
-            row = run_load(server.url, server.proc.pid, n, args.turns, args.seed + n, args.timeout)
+            row = run_load(server.url, server.proc.pid, n, args.turns, args.seed + n, args.timeout, ceiling)
             rows.append(row)
             print(f"  N={n}: {row['completed']} completed, {row['refused']} refused, {row['lost']} steps lost, "
                   f"{row['errors']} errors, {row['wall']:.0f} s, mix {row['kinds']}", flush=True)
             for e in row["error_list"][:5]:
                 print("    error:", e, flush=True)
     print("\n| sessions | completed | refused (capacity) | steps | steps lost | errors | p50 step (s) | "
-          "p95 step (s) | wall (s) | peak RSS, server tree (MB) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "p95 step (s) | wall (s) | peak RSS, server tree (MB) | peak PSS, server tree (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['sessions']} | {r['completed']} | {r['refused']} | {r['steps']} | {r['lost']} | {r['errors']} | "
-              f"{r['p50']:.2f} | {r['p95']:.2f} | {r['wall']:.0f} | {r['peak_rss_mb']:.0f} |")
+              f"{r['p50']:.2f} | {r['p95']:.2f} | {r['wall']:.0f} | {r['peak_rss_mb']:.0f} | {r['peak_pss_mb']:.0f} |")
 
 
 if __name__ == "__main__":
