@@ -15,6 +15,7 @@ import pandas as pd
 from environment.evaluation.result import EvalResult, TimingStats
 from environment.reward import W_COMPILED, W_CORRECT, W_SPEED, W_TRIALS
 from environment.trajectory import EpisodeRecord, StepRecord
+from ui.costs import cost_breakdown_html
 
 PARTS = (("compiled", W_COMPILED, "#6c8ebf"), ("trials", W_TRIALS, "#9673a6"),
          ("correct", W_CORRECT, "#82b366"), ("speed", W_SPEED, "#d79b00"))
@@ -211,7 +212,8 @@ def timing_chart_html(step: Optional[StepRecord]) -> str:
     title = f"Timings, {how}" + (f": speedup {speedup:.2f}x" if speedup is not None else "")
     return (f'<div class="kp-chart" data-kind="{esc(kind or "unknown")}"><div class="kp-chart-title">{esc(title)}</div>'
             f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{esc(title)}">{"".join(parts)}'
-            f'</svg><div class="kp-muted">bar: median; whiskers: min to max; band: ±1 std</div></div>')
+            f'</svg><div class="kp-muted">bar: median; whiskers: min to max; band: ±1 std</div>'
+            f'{cost_breakdown_html(evaluation_of(step).performance if evaluation_of(step) else None)}</div>')
 
 
 def breakdown_chart_html(step: Optional[StepRecord]) -> str:

@@ -21,6 +21,9 @@ CSS = """
 .kp-muted { color: var(--body-text-color-subdued); font-size: 13px; }
 .kp-chart { border: 1px solid var(--border-color-primary); border-radius: 10px; padding: 10px 12px; }
 .kp-chart-title { font-weight: 600; font-size: 14px; margin-bottom: 6px; }
+.kp-costs, .kp-compile { margin-top: 10px; overflow-x: auto; }
+.kp-costs table, .kp-compile table { border-collapse: collapse; font-size: 12px; width: 100%; }
+.kp-costs th, .kp-costs td, .kp-compile th, .kp-compile td { border-bottom: 1px solid var(--border-color-primary); padding: 3px 6px; text-align: left; }
 .kp-svg-label { font: 12px var(--font-mono, monospace); fill: var(--body-text-color, #222); }
 .kp-svg-muted { font: 12px var(--font-mono, monospace); fill: #888; }
 .kp-legend { display: inline-flex; align-items: center; gap: 4px; margin-right: 12px; font-size: 12px;

@@ -227,3 +227,23 @@ def test_unreadable_replay_files_are_refused_with_the_reason(tmp_path):
     (tmp_path / "e.jsonl").write_text('{"task": 1}\n')
     with pytest.raises(PlayError, match="not an episode record"):
         load_replay(str(tmp_path / "e.jsonl"))
+
+
+def test_modeled_costs_and_sm90_compile_are_shown_per_launch_and_per_kernel():
+    from environment.evaluation.result import CompileInfo, LaunchCost, ModeledCost, PerformanceResult
+    from ui.costs import cost_breakdown_html
+    perf = PerformanceResult(
+        speedup=2.0, speedup_kind="modeled",
+        modeled_candidate=ModeledCost(target="H100 SXM", time_us=2.15, launches=[
+            LaunchCost(name="gelu_bias_kernel", programs=63, bytes_unique=516000, bytes_sectors=516096,
+                       flops={"fp32": 1.6e6}, time_us=2.15, bound="launch")]),
+        modeled_reference=ModeledCost(target="H100 SXM", time_us=4.3, launches=[
+            LaunchCost(name="aten.add.Tensor", bytes_unique=516000, time_us=2.15, bound="launch"),
+            LaunchCost(name="aten.gelu.default", bytes_unique=512000, time_us=2.15, bound="launch")]),
+        compile=[CompileInfo(kernel="gelu_bias_kernel", ok=True, registers=31, spills=0, shared_bytes=0),
+                 CompileInfo(kernel="bad", ok=False, error="unsupported AST node")])
+    out = cost_breakdown_html(perf)
+    assert 'data-launches="1"' in out and 'data-launches="2"' in out
+    assert "gelu_bias_kernel</td><td>63</td>" in out and "1.6 M fp32" in out and "<td>launch</td>" in out
+    assert "<td>31</td><td>0</td><td>0 B</td>" in out and "unsupported AST node" in out
+    assert cost_breakdown_html(None) == ""
