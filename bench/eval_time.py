@@ -23,7 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     info = pool().describe()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, backend {info['backend']}; warm pool ready\n")
-    print(f"| task | solution | median s | min s | max s | correct | speedup (kind) |")
+    print("| task | solution | median s | min s | max s | correct | speedup (kind) |")
     print("|---|---|---|---|---|---|---|")
     for task_id in GRADED_TASKS:
         task = get_task(task_id)

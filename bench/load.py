@@ -60,7 +60,7 @@ def tree_rss_kb(root: int) -> int:
                 parents[pid] = int(line.split()[1])
             elif line.startswith("VmRSS:"):
                 rss[pid] = int(line.split()[1])
-    total, members = 0, {root}
+    members = {root}
     changed = True
     while changed:
         changed = False

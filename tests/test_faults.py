@@ -5,7 +5,6 @@ concurrent session's evaluation that runs while the fault does.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from pathlib import Path

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.env_server import env_server  # noqa: F401  (module-scoped real server fixture)
+
 ROOT = Path(__file__).resolve().parents[1]
 OLD_CLI = ROOT / ".venv-openenv-core" / "bin" / "openenv"
 
@@ -111,5 +113,3 @@ def test_openenv_validate_url_passes_against_the_running_server(env_server):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
 
-
-from tests.support.env_server import env_server  # noqa: E402,F401  (module-scoped real server fixture)

@@ -7,14 +7,10 @@ its clock is the timing of record.
 from __future__ import annotations
 
 import os
-import random
-import statistics
 import tempfile
 import time
-from dataclasses import asdict
 from typing import Any, Optional
 
-import torch
 
 from environment.config import HarnessConfig
 from environment.evaluation import flags as F

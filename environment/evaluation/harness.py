@@ -12,7 +12,7 @@ from typing import Optional
 from environment.config import HarnessConfig, ServerConfig, detect_backend, harness_config
 from environment.evaluation.inputs import derive_seeds
 from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
-from environment.evaluation.result import EvalResult, LoadResult, StaticResult
+from environment.evaluation.result import EvalResult, LoadResult
 from environment.evaluation.static_checks import check_source
 from environment.tasks.task import Task
 
