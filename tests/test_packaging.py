@@ -113,3 +113,10 @@ def test_openenv_validate_url_passes_against_the_running_server(env_server):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
 
+
+
+def test_uv_lock_is_current_with_pyproject():
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    assert uv, "uv is missing: scripts/test.sh installs it from requirements-test.txt"
+    out = subprocess.run([uv, "lock", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
