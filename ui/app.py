@@ -16,7 +16,8 @@ from environment.tasks import get_task, list_tasks
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui import compare as cmp
 from ui import render as R
-from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_turn, resolve_token
+from ui.players import (DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_turn, resolve_token,
+                        typed_token)
 from ui.replay_export import episode_label, export_files, load_replay, push
 from ui.session import PlayError, Sessions, busy
 from ui.style import HEADER
@@ -224,7 +225,7 @@ def _play_tab(first: Any) -> dict:
                     base_url = gr.Textbox(ROUTER_URL, label="API base URL (OpenAI-compatible)", scale=3,
                                           elem_id="base-url")
                 with gr.Row():
-                    token = gr.Textbox("", type="password", label="Token (empty: the Space's HF_TOKEN)", scale=3,
+                    token = gr.Textbox("", type="password", label="Token (empty: the Space's HF_TOKEN, router only)", scale=3,
                                        elem_id="token")
                     temperature = gr.Slider(0.0, 1.5, value=0.2, step=0.05, label="Temperature", scale=2,
                                             elem_id="temperature")
@@ -330,13 +331,13 @@ def _play_tab(first: Any) -> dict:
         settings = model_settings(model_id, url, temp, max_tok)
         session = SESSIONS.get(request)
         session.stop_requested = False
-        return one_model_step(session, task_id, s, turns_value, settings, resolve_token(tok))[1]
+        return one_model_step(session, task_id, s, turns_value, settings, resolve_token(tok, settings.base_url))[1]
 
     @guarded(status)
     def on_autoplay(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request: gr.Request):
         task_id, s = checked_task(task_id), checked_seed(seed_value)
         settings = model_settings(model_id, url, temp, max_tok)
-        token_value = resolve_token(tok)
+        token_value = resolve_token(tok, settings.base_url)
         session = SESSIONS.get(request)
         session.stop_requested = False
         yield {status: R.status_html(f"Auto-play: {settings.model} is writing step 1…", "busy")}
@@ -451,7 +452,7 @@ def _compare_tab(play: dict) -> None:
         settings = tuple(None if side == cmp.YOU else ModelSettings.checked(side, url, temp, max_tok)
                          for side in sides)
         session = SESSIONS.get(request)
-        token_value = resolve_token(tok)
+        token_value = resolve_token(tok, url)
         yield {status: R.status_html("Starting both players…", "busy"),
                winner: R.winner_html(("A", None), ("B", None))}
         last = None
@@ -533,7 +534,7 @@ def _export_tab() -> None:
     gr.Markdown("#### Push to a Hugging Face dataset")
     with gr.Row():
         repo = gr.Textbox(label="Dataset repo id (owner/name)", elem_id="hub-repo")
-        hub_token = gr.Textbox(label="Write token (empty: the Space's HF_TOKEN)", type="password",
+        hub_token = gr.Textbox(label="Write token (yours; the Space's token is never used)", type="password",
                                elem_id="hub-token")
         private = gr.Checkbox(True, label="Private")
         push_btn = gr.Button("Push", elem_id="hub-push-btn")
@@ -550,7 +551,7 @@ def _export_tab() -> None:
     @guarded(hub_status)
     def on_push(repo_id, tok, is_private, request: gr.Request):
         records = SESSIONS.get(request).exportable()
-        url = push(records, repo_id, resolve_token(tok), bool(is_private))
+        url = push(records, repo_id, typed_token(tok), bool(is_private))
         return {hub_status: R.status_html(f"Pushed {len(records)} episode(s): {url}", "ok")}
 
     export_btn.click(on_export, None, [dl_jsonl, dl_parquet, status], api_name="export")

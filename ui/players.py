@@ -8,6 +8,7 @@ never stored, rendered, logged or exported.
 from __future__ import annotations
 
 import os
+from urllib.parse import urlparse
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -65,10 +66,20 @@ class Reply:
     latency_ms: float
 
 
-def resolve_token(typed: Optional[str]) -> Optional[str]:
-    """The token typed in the page, else the Space's own HF_TOKEN secret."""
+def resolve_token(typed: Optional[str], base_url: Optional[str] = None) -> Optional[str]:
+    """The token typed in the page, else the Space's own HF_TOKEN secret, but the secret only
+    for the Hugging Face router: a visitor who points the base URL at their own server must not
+    receive the Space owner's token in the Authorization header."""
     typed = (typed or "").strip()
-    return typed or os.environ.get("HF_TOKEN") or None
+    if typed:
+        return typed
+    host = urlparse((base_url or ROUTER_URL).strip() or ROUTER_URL).hostname
+    return os.environ.get("HF_TOKEN") or None if host == urlparse(ROUTER_URL).hostname else None
+
+
+def typed_token(typed: Optional[str]) -> Optional[str]:
+    """Only what the visitor typed: pushing to the Hub never uses the Space owner's token."""
+    return (typed or "").strip() or None
 
 
 def complete(settings: ModelSettings, token: Optional[str], messages: list[dict[str, str]]) -> Reply:

@@ -58,7 +58,8 @@ def push(records: Sequence[EpisodeRecord], repo_id: Optional[str], token: Option
     if not repo_id or "/" not in repo_id:
         raise PlayError("the dataset repo id must look like owner/name")
     if not token:
-        raise PlayError("a Hugging Face token with write access is needed to push (or set the Space's HF_TOKEN)")
+        raise PlayError("type a Hugging Face token with write access to push (the Space's own token is never "
+                        "used for pushes)")
     if not records:
         raise PlayError("no episodes to push yet: play at least one step first")
     try:

@@ -157,10 +157,21 @@ def test_model_settings_are_checked(args, message):
     assert ModelSettings.checked("m", "", 0.2, 100).base_url == "https://router.huggingface.co/v1"
 
 
-def test_token_falls_back_to_the_space_secret(monkeypatch):
+def test_token_falls_back_to_the_space_secret_only_for_the_router(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_space_secret")
     assert resolve_token("  ") == "hf_space_secret"
+    assert resolve_token("", "https://router.huggingface.co/v1") == "hf_space_secret"
     assert resolve_token("typed") == "typed"
+    # a visitor's own endpoint never receives the Space owner's token
+    assert resolve_token("", "http://attacker.example:8080/v1") is None
+    assert resolve_token("", "https://router.huggingface.co.evil.example/v1") is None
+    assert resolve_token("mine", "http://127.0.0.1:9/v1") == "mine"
+
+
+def test_hub_push_never_uses_the_space_secret(monkeypatch):
+    from ui.players import typed_token
+    monkeypatch.setenv("HF_TOKEN", "hf_space_secret")
+    assert typed_token("") is None and typed_token("  hf_mine  ") == "hf_mine"
 
 
 def test_env_url_follows_the_port_the_request_came_in_on(monkeypatch):
