@@ -389,7 +389,7 @@ def winner_html(a: tuple[str, Optional[EpisodeRecord]], b: tuple[str, Optional[E
         winner = "tie"
     else:
         winner, loser = (na, nb) if ka > kb else (nb, na)
-        text = (f"{winner} wins: best score {max(ka, kb)[0]:.2f} (step {-max(ka, kb)[1]}) against "
+        text = (f"Winner {winner}, best score {max(ka, kb)[0]:.2f} (step {-max(ka, kb)[1]}) against "
                 f"{min(ka, kb)[0]:.2f} (step {-min(ka, kb)[1]}) for {loser}.")
     return f'<div class="kp-winner" data-winner="{esc(winner)}">{esc(text)}</div>'
 
