@@ -2,10 +2,9 @@
 and every bad input pinned to the observation (or error) it must produce."""
 from __future__ import annotations
 
-import os
-import time
-import urllib.request
 import json
+import os
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -42,13 +41,13 @@ def env(server):
         yield client
 
 
-def test_post_reset_with_empty_body_answers_200_quickly(server):
-    start = time.monotonic()
+def test_post_reset_with_empty_body_answers_200_without_evaluating(server):
     req = urllib.request.Request(server + "/reset", data=b"{}", headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
         payload = json.loads(r.read())
-    assert r.status == 200 and payload["observation"]["task_id"] in ("gelu_bias", "rmsnorm", "causal_attention")
-    assert time.monotonic() - start < 5  # no evaluation happens at reset
+    obs = payload["observation"]
+    assert r.status == 200 and obs["task_id"] in ("gelu_bias", "rmsnorm", "causal_attention")
+    assert obs["evaluation"] is None and obs["compiled"] is None and payload["reward"] == 0.0
 
 
 def test_tasks_route_lists_the_graded_tasks_first(server):
