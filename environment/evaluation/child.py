@@ -105,12 +105,20 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits["memory_mb"] * 2**20 if limits["memory_mb"] else None,
                           limits["cpu_seconds"], limits["max_file_mb"] * 2**20)
     audit_events: list[str] = []
-    layers = {"landlock": 0, "seccomp": False}
+    layers: dict[str, Any] = {"landlock": 0, "seccomp": False}
+    # A layer the host refuses (an older kernel, a container's own seccomp policy) is reported and
+    # flagged as degraded rather than taking the whole service down; the others still stand.
     if limits.get("landlock"):
-        layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir], sandbox.exec_roots())
+        try:
+            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir], sandbox.exec_roots())
+        except OSError as exc:
+            layers["landlock_error"] = str(exc)
     if limits.get("seccomp"):
-        layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job["backend"] == "cuda",
-                                                  allow_exec=job["backend"] == "cuda")
+        try:
+            layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job["backend"] == "cuda",
+                                                      allow_exec=job["backend"] == "cuda")
+        except Exception as exc:  # pyseccomp raises RuntimeError/OSError when the filter cannot load
+            layers["seccomp_error"] = f"{type(exc).__name__}: {exc}"
     sandbox.install_audit_tripwire(audit_events.append)
 
     module = types.ModuleType("submission")

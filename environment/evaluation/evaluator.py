@@ -15,6 +15,7 @@ from typing import Any, Optional
 from environment.config import HarnessConfig
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
+from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
 from environment.evaluation.compare import compare
 from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import init_args, json_init, make_inputs, plan_trials
@@ -106,6 +107,13 @@ class Evaluation:
                           flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started,
                           compute_s=self.compute_s, stage_s=self.stage_s)
 
+    def _check_layers(self, layers: dict) -> None:
+        """Flag a requested layer the child could not apply (the host refused it)."""
+        if self.config.landlock and sandbox_landlock_abi() and not layers.get("landlock"):
+            self.flags.append(f"{F.SANDBOX_DEGRADED}:landlock")
+        if self.config.seccomp and not layers.get("seccomp"):
+            self.flags.append(f"{F.SANDBOX_DEGRADED}:seccomp")
+
     def _lap(self, stage: str) -> None:
         now = time.monotonic()
         self.stage_s[stage] = round(now - self._mark, 6)
@@ -146,6 +154,7 @@ class Evaluation:
             self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
             return
         self.load = LoadResult(ok=True)
+        self._check_layers(header.get("layers") or {})
         self._lap("load")
         try:
             self._correctness(reference, cand, ref)

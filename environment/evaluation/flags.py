@@ -31,10 +31,11 @@ IMPLAUSIBLE_SPEEDUP = "implausible_speedup"    # beyond the plausible bound: not
 CROSS_PROGRAM_RACE = "cross_program_race"      # read-after-write across programs of one launch
 MODELED_UNAVAILABLE = "modeled_unavailable"    # the modeled-time self-test failed; no speed credit
 AUDIT_EVENT = "audit_event"                    # the audit-hook tripwire saw a blocked event
+SANDBOX_DEGRADED = "sandbox_degraded"          # a requested sandbox layer could not be applied on this host
 
 WARNINGS = frozenset({
     INPUT_MUTATION, NONDETERMINISTIC, TIMEOUT, MEMORY_LIMIT, OUTPUT_TRUNCATED, NO_CUSTOM_KERNEL,
-    IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT,
+    IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT, SANDBOX_DEGRADED,
 })
 
 
