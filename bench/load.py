@@ -47,38 +47,22 @@ def submissions(task_id: str) -> dict[str, list[str]]:
 
 def tree_rss_kb(root: int) -> int:
     """Resident memory of root and every descendant (the zygotes, evaluators and sandboxed children)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        pid = int(status.parent.name)
-        for line in text.splitlines():
-            if line.startswith("PPid:"):
-                parents[pid] = int(line.split()[1])
-            elif line.startswith("VmRSS:"):
-                rss[pid] = int(line.split()[1])
-    members = {root}
-    changed = True
-    while changed:
-        changed = False
-        for pid, ppid in parents.items():
-            if ppid in members and pid not in members:
-                members.add(pid)
-                changed = True
-    return sum(rss.get(pid, 0) for pid in members)
+    return _sum_field(root, "status", "VmRSS:")
 
 
 def tree_pss_kb(root: int) -> int:
     """Proportional set size of the same tree: pages shared between forked processes (the zygote's
     torch and triton) are split among them, so this is the tree's real memory footprint."""
+    return _sum_field(root, "smaps_rollup", "Pss:")
+
+
+def _sum_field(root: int, proc_file: str, field: str) -> int:
+    """Sum of a kB field of /proc/<pid>/<proc_file> over root and its descendants."""
     total = 0
     for pid in _members(root):
         try:
-            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
+            for line in Path(f"/proc/{pid}/{proc_file}").read_text().splitlines():
+                if line.startswith(field):
                     total += int(line.split()[1])
         except OSError:
             continue
