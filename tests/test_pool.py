@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 from environment.config import harness_config
 from environment.evaluation.inputs import derive_seeds
@@ -22,6 +21,13 @@ def _request(seed: int) -> dict:
             "backend": "cpu"}
 
 
+def _wait_until_queued(pool: EvaluatorPool, n: int) -> None:
+    """Block until n requests wait for the worker (a condition, not a timing assumption)."""
+    with pool._lock:
+        while len(pool._waiting) < n:
+            pool._lock.wait(1.0)
+
+
 def test_a_waiting_session_is_served_before_a_busy_sessions_backlog():
     pool = EvaluatorPool(1)
     pool.describe()  # one warm zygote
@@ -34,19 +40,23 @@ def test_a_waiting_session_is_served_before_a_busy_sessions_backlog():
         with lock:
             order.append(session)
 
+    # The trainer's first evaluation holds the only worker until every other request is queued:
+    # two more of the trainer's, then the person's, in that order.
+    held = pool._acquire("trainer")
+    threads = []
     try:
-        busy = [threading.Thread(target=submit, args=("trainer", i)) for i in range(3)]
-        for t in busy:
-            t.start()
-            time.sleep(0.05)
-        person = threading.Thread(target=submit, args=("person", 99))
-        person.start()
-        for t in busy + [person]:
+        for i, session in enumerate(["trainer", "trainer", "person"]):
+            threads.append(threading.Thread(target=submit, args=(session, i)))
+            threads[-1].start()
+            _wait_until_queued(pool, i + 1)
+        pool._release(held)
+        for t in threads:
             t.join(300)
     finally:
         pool.close()
-    # the first trainer request was already running; the person's comes right after it
-    assert order.index("person") <= 1, order
+    assert len(order) == 3, order
+    # served 1 (trainer) vs 0 (person): the person's request, queued last, goes first
+    assert order[0] == "person", order
 
 
 def test_evaluator_processes_never_inherit_tokens(monkeypatch):
