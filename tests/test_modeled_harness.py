@@ -41,12 +41,12 @@ def test_modeled_speedup_is_bit_identical_across_runs_and_processes():
 def _request(source: str, seed: int) -> dict:
     from environment.config import harness_config
     from environment.evaluation import harness
-    from environment.evaluation.inputs import derive_seeds
+    from environment.evaluation.inputs import seed_plan
     from environment.evaluation.pool import config_payload, task_payload
     from environment.evaluation.static_checks import check_source
     config = harness_config()
     return {"task": task_payload(GELU), "source": source,
-            "seeds": derive_seeds(b"another-secret", seed, GELU.id, "", config.trials + 1),
+            "seeds": seed_plan(b"another-secret", seed, GELU.id, "", config.trials),
             "config": config_payload(config), "static": check_source(source, GELU.reference_code).model_dump(),
             "backend": harness.backend()}
 
@@ -102,7 +102,7 @@ class ModelNew(nn.Module):
 
 def test_an_output_computed_with_host_numpy_gets_no_modeled_credit():
     r = evaluate(GELU, HOST_NUMPY, seed=3)
-    assert r.correct and F.OUTPUT_PROVENANCE in r.flags and reward.score(r)[0] == 0.0
+    assert r.correct and F.UNTRACED_WORK in r.flags and reward.score(r)[0] == 0.0
 
 
 def test_a_cross_program_race_is_flagged_and_earns_no_speed_credit():

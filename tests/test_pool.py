@@ -5,7 +5,7 @@ import os
 import threading
 
 from environment.config import harness_config
-from environment.evaluation.inputs import derive_seeds
+from environment.evaluation.inputs import seed_plan
 from environment.evaluation.pool import EvaluatorPool, child_environment, config_payload, task_payload
 from environment.evaluation.static_checks import check_source
 from environment.tasks import get_task
@@ -16,7 +16,7 @@ SOURCE = next(p for p in TASK.solutions["correct"] if p.name.startswith("torch")
 
 def _request(seed: int) -> dict:
     config = harness_config()
-    return {"task": task_payload(TASK), "source": SOURCE, "seeds": derive_seeds(b"k", seed, TASK.id, "", 6),
+    return {"task": task_payload(TASK), "source": SOURCE, "seeds": seed_plan(b"k", seed, TASK.id, "", 5),
             "config": config_payload(config), "static": check_source(SOURCE, TASK.reference_code).model_dump(),
             "backend": "cpu"}
 

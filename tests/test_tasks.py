@@ -50,6 +50,9 @@ def test_shipped_solutions_get_their_verdict(task_id, kind, path):
                                               result.load and result.load.error, result.log[-2000:])
         if path.name.startswith("triton"):
             assert result.launches.triton_launches >= 1
+        if result.backend == "cpu":  # every honest solution keeps its modeled credit (trusted replay)
+            assert result.performance.speedup is not None, result.performance.note
+            assert not {F.UNREPLAYABLE, F.INVALID_COST, F.MODELED_UNAVAILABLE} & set(result.flags), result.flags
     else:
         assert not result.correct
 

@@ -79,8 +79,9 @@ def _send(res_fd: int, nonce: str, header: dict[str, Any], tensors: list[torch.T
     frames.write_frame(res_fd, frames.encode(dict(header, nonce=nonce), list(tensors)))
 
 
-def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
-    tmpdir, nonce = job["tmpdir"], job["nonce"]
+def enter_child(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
+    """Redirect output to the log, keep only the two channels open and move into the temp dir."""
+    tmpdir = job["tmpdir"]
     log_fd = os.open(os.path.join(tmpdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     null_fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_fd, 0)
@@ -92,25 +93,21 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     os.chdir(tmpdir)
     os.environ["TMPDIR"] = tmpdir
     os.environ["TRITON_CACHE_DIR"] = os.path.join(tmpdir, "triton-cache")  # the only writable place
-    source_path = os.path.join(tmpdir, "submission.py")
-    with open(source_path, "w") as fh:
-        fh.write(job["source"])
 
-    if job["backend"] == "cpu":  # before the sandbox: these read files outside the child's reach
-        from environment.evaluation.modeled import autotune, counting  # noqa: F401
-        autotune.install(tolerance=job.get("tolerance"))  # multi-config autotune picks by modeled time
 
+def enter_sandbox(job: dict[str, Any]) -> dict[str, Any]:
+    """Apply rlimits, Landlock and seccomp; returns the layers applied. A layer the host refuses
+    (an older kernel, a container's own seccomp policy) is reported and flagged as degraded rather
+    than taking the whole service down; the others still stand."""
     limits = job["limits"]
     sandbox.scrub_environment()
     sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits["memory_mb"] * 2**20 if limits["memory_mb"] else None,
                           limits["cpu_seconds"], limits["max_file_mb"] * 2**20)
-    audit_events: list[str] = []
     layers: dict[str, Any] = {"landlock": 0, "seccomp": False}
-    # A layer the host refuses (an older kernel, a container's own seccomp policy) is reported and
-    # flagged as degraded rather than taking the whole service down; the others still stand.
     if limits.get("landlock"):
         try:
-            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [tmpdir], sandbox.exec_roots())
+            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [job["tmpdir"]],
+                                                        sandbox.exec_roots())
         except OSError as exc:
             layers["landlock_error"] = str(exc)
     if limits.get("seccomp"):
@@ -119,6 +116,24 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
                                                       allow_exec=job["backend"] == "cuda")
         except Exception as exc:  # pyseccomp raises RuntimeError/OSError when the filter cannot load
             layers["seccomp_error"] = f"{type(exc).__name__}: {exc}"
+    return layers
+
+
+def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
+    tmpdir, nonce = job["tmpdir"], job["nonce"]
+    enter_child(job, cmd_fd, res_fd)
+    source_path = os.path.join(tmpdir, "submission.py")
+    with open(source_path, "w") as fh:
+        fh.write(job["source"])
+
+    if job["backend"] == "cpu":  # before the sandbox: these read files outside the child's reach
+        from environment.evaluation.modeled import autotune, counting  # noqa: F401
+        from environment.evaluation.replay import recorder
+        autotune.install(tolerance=job.get("tolerance"))  # multi-config autotune picks by modeled time
+        recorder.install()
+
+    layers = enter_sandbox(job)
+    audit_events: list[str] = []
     sandbox.install_audit_tripwire(audit_events.append)
 
     module = types.ModuleType("submission")
@@ -171,7 +186,7 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
                                       "digests": [_digest(o) for o in timed_outputs]})
             elif cmd == "fetch":
                 _send(res_fd, nonce, {"kind": "fetched", "ok": True}, timed_outputs[int(header["index"])])
-            elif cmd == "count":
+            elif cmd == "count":  # the reference only: its own process, trusted task code
                 from environment.evaluation.modeled.counting import CostCounter
                 inputs = [t.to(device) for t in tensors]
                 counter = CostCounter()
@@ -182,10 +197,28 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
                 items, _ = _outputs(out)
                 _send(res_fd, nonce, {"kind": "counted", "ok": True, "report": counter.report(outputs=items),
                                       "compute_s": compute}, [t.detach().to("cpu") for t in items])
+            elif cmd == "trace":  # the candidate: a claim of what it did, replayed elsewhere
+                _send(res_fd, nonce, *_cmd_trace(model, tensors, device))
             else:
                 _send(res_fd, nonce, {"kind": "error", "ok": False, "error": f"unknown command {cmd!r}"})
         except BaseException as exc:
             _send(res_fd, nonce, {"kind": cmd, "ok": False, "error": _fmt_exc(exc, source_path)})
+
+
+def _cmd_trace(model, tensors, device):
+    """Run the forward once under the trace recorder; send the outputs, then the constants."""
+    from environment.evaluation.replay.recorder import TraceRecorder
+    inputs = [t.to(device) for t in tensors]
+    start = time.perf_counter()
+    with torch.no_grad(), TraceRecorder(inputs) as recorder:
+        out = model(*inputs)
+    compute = time.perf_counter() - start
+    items, plain = _outputs(out)
+    if not plain:
+        return {"kind": "traced", "ok": False, "error": "forward must return plain tensors"}, []
+    trace, constants = recorder.finish(items)
+    return ({"kind": "traced", "ok": True, "trace": trace.model_dump(mode="json"), "outputs": len(items),
+             "compute_s": compute}, [t.detach().to("cpu") for t in items] + constants)
 
 
 def _sync(device: torch.device) -> None:

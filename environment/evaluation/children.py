@@ -44,7 +44,7 @@ def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
 
 _FIELD_TYPES = {"ok": bool, "plain": bool, "mutated": bool, "outputs": int, "launches": dict, "audit": list,
                 "compute_s": (int, float), "elapsed_s": (int, float), "report": dict, "error": str, "sets": int,
-                "digests": list}
+                "digests": list, "trace": dict}
 
 
 def check_reply(reply: dict[str, Any]) -> None:
@@ -64,7 +64,8 @@ class ChildHandle:
     """A child forked before the evaluator has read its request: it inherits no seed, no reference
     module and no other session's data, and gets its job (source, constructor arguments) as a frame."""
 
-    def __init__(self) -> None:
+    def __init__(self, target=child_main) -> None:
+        """target(nonce, cmd_fd, res_fd) runs in the child and never returns (child_main, replayer_main)."""
         self.nonce = secrets.token_hex(16)
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -73,7 +74,7 @@ class ChildHandle:
             os.close(cmd_w)
             os.close(res_r)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            child_main(self.nonce, cmd_r, res_w)
+            target(self.nonce, cmd_r, res_w)
         os.close(cmd_r)
         os.close(res_w)
         fcntl.fcntl(cmd_w, fcntl.F_SETFL, fcntl.fcntl(cmd_w, fcntl.F_GETFL) | os.O_NONBLOCK)
@@ -96,6 +97,19 @@ class ChildHandle:
             self.kill()
             raise self._died()
 
+    def send(self, header: dict[str, Any], tensors: list[torch.Tensor], timeout_s: float) -> None:
+        """One frame to the child, as it is (the replayer's job)."""
+        try:
+            frames.write_frame(self.cmd_fd, frames.encode(dict(header, nonce=self.nonce), list(tensors)),
+                               time.monotonic() + timeout_s)
+        except frames.Deadline:
+            self.timed_out = True
+            self.kill()
+            raise self._died()
+        except frames.ChannelClosed:
+            self.kill()
+            raise self._died()
+
     def receive(self, timeout_s: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
         try:
             return frames.read_frame(self.res_fd, self.nonce, time.monotonic() + timeout_s)
@@ -115,15 +129,7 @@ class ChildHandle:
 
     def _request(self, header: dict[str, Any], tensors: list[torch.Tensor], timeout_s: float):
         deadline = time.monotonic() + timeout_s
-        try:
-            frames.write_frame(self.cmd_fd, frames.encode(dict(header, nonce=self.nonce), list(tensors)), deadline)
-        except frames.Deadline:
-            self.timed_out = True
-            self.kill()
-            raise self._died()
-        except frames.ChannelClosed:
-            self.kill()
-            raise self._died()
+        self.send(header, tensors, timeout_s)
         return self.receive(max(0.0, deadline - time.monotonic()))
 
     def _died(self) -> ChildDied:

@@ -18,8 +18,9 @@ from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
 from environment.evaluation.compare import compare
 from environment.evaluation.frames import FrameError
-from environment.evaluation.inputs import init_args, json_init, make_inputs, plan_trials
-from environment.evaluation.performance import measure, model_speed
+from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
+from environment.evaluation.modeled_bridge import modeled_performance
+from environment.evaluation.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)
 from environment.tasks.task import Task
@@ -54,10 +55,10 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
 
 
 class Evaluation:
-    def __init__(self, task: Task, source: str, static: StaticResult, seeds: list[int], config: HarnessConfig,
-                 backend: str, workdir: str, children: tuple[ChildHandle, ChildHandle]):
+    def __init__(self, task: Task, source: str, static: StaticResult, seeds: SeedPlan, config: HarnessConfig,
+                 backend: str, workdir: str, children: tuple[ChildHandle, ChildHandle, ChildHandle]):
         """workdir: a private directory the caller deletes after the evaluation's processes are gone.
-        children: (candidate, reference), forked before this process read its request."""
+        children: (candidate, reference, replayer), forked before this process read its request."""
         self.workdir, self.children = workdir, children
         self.task, self.source, self.static, self.seeds = task, source, static, seeds
         self.config, self.backend = config, backend
@@ -78,12 +79,12 @@ class Evaluation:
         for name, value in (shapes[0] if shapes else {}).items():
             setattr(reference, name, value)  # get_init_inputs may read the dimensions
         init = init_args(reference)
-        init_seed = self.seeds[-1] % (2**31)
+        init_seed = self.seeds.init
         cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed, self.workdir)
         ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
                        self.workdir)
         ref_job["limits"] = dict(ref_job["limits"], seccomp=self.config.seccomp)
-        cand, ref = self.children
+        cand, ref, self.replayer = self.children
         log, truncated = "", False
         try:
             try:
@@ -96,8 +97,8 @@ class Evaluation:
                 self._stages(reference, cand, ref)
         finally:
             # No graceful shutdown: the zygote kills this whole process group once the result is out.
-            cand.kill()
-            ref.kill()
+            for child in self.children:
+                child.kill()
             log, truncated = _read_log(os.path.join(cand_job["tmpdir"], "output.log"), self.config.log_cap_bytes)
             self._lap("cleanup")
         if truncated:
@@ -180,7 +181,7 @@ class Evaluation:
 
     def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
         task, timeout = self.task, self.config.timeout_s
-        trials = plan_trials(task, self.backend, self.seeds[: self.config.trials])
+        trials = plan_trials(task, self.backend, list(self.seeds.trials))
         passed, max_err, error, mismatch = 0, 0.0, None, None
         mutated, deterministic, launches = False, True, None
         for trial in trials:
@@ -250,5 +251,11 @@ class Evaluation:
 
     def _performance(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> PerformanceResult:
         if self.backend == "cpu" and self.config.cpu_speed != "measured":
-            return model_speed(self, reference, cand, ref)
+            outcome = modeled_performance(self, reference, cand, ref)
+            self.flags.extend(outcome.flags)
+            if outcome.wrong:
+                self.correctness = self.correctness.model_copy(update={"correct": False, "error": outcome.wrong})
+            if outcome.triton_launches is not None and self.launches is not None:
+                self.launches = self.launches.model_copy(update={"triton_launches": outcome.triton_launches})
+            return outcome.performance
         return measure(self, reference, cand, ref)

@@ -11,13 +11,14 @@ DECOY_KERNEL = "decoy_kernel"                  # a Triton kernel defined but nev
 OUTPUT_NOT_TENSOR = "output_not_plain_tensor"  # output is a subclass / lazy object / no real storage
 SANDBOX_VIOLATION = "sandbox_violation"        # the child was killed by seccomp (SIGSYS)
 PROTOCOL_VIOLATION = "protocol_violation"      # a malformed or forged frame on the result channel
-OUTPUT_PROVENANCE = "output_provenance"        # modeled mode: output bytes not written by a counted launch
+OUTPUT_PROVENANCE = "output_provenance"        # retired (v1 ledger); kept so old records still read as hacks
 ATEN_IN_KERNEL = "aten_in_kernel"              # modeled mode: PyTorch ops executed inside a Triton program
+UNTRACED_WORK = "untraced_work"                # modeled mode: the recorded work, replayed on held-out inputs, is wrong
 
 HACKS = frozenset({
     FORBIDDEN_IMPORT, FORBIDDEN_CALL, MONKEY_PATCH, TRY_EXCEPT_FALLBACK, REFERENCE_MODEL_USE,
     TENSOR_SUBCLASS, DECOY_KERNEL, OUTPUT_NOT_TENSOR, SANDBOX_VIOLATION, PROTOCOL_VIOLATION,
-    OUTPUT_PROVENANCE, ATEN_IN_KERNEL,
+    OUTPUT_PROVENANCE, ATEN_IN_KERNEL, UNTRACED_WORK,
 })
 
 # --- warnings ----------------------------------------------------------------------
@@ -32,10 +33,14 @@ CROSS_PROGRAM_RACE = "cross_program_race"      # read-after-write across program
 MODELED_UNAVAILABLE = "modeled_unavailable"    # the modeled-time self-test failed; no speed credit
 AUDIT_EVENT = "audit_event"                    # the audit-hook tripwire saw a blocked event
 SANDBOX_DEGRADED = "sandbox_degraded"          # a requested sandbox layer could not be applied on this host
+UNREPLAYABLE = "unreplayable"                  # modeled mode: the counted call cannot be replayed; no speed credit
+TRACE_DATA_DEPENDENT = "trace_data_dependent"  # modeled mode: work depends on values read to the host; no credit
+INVALID_COST = "invalid_cost"                  # modeled mode: a cost record failed validation; no speed credit
 
 WARNINGS = frozenset({
     INPUT_MUTATION, NONDETERMINISTIC, TIMEOUT, MEMORY_LIMIT, OUTPUT_TRUNCATED, NO_CUSTOM_KERNEL,
     IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT, SANDBOX_DEGRADED,
+    UNREPLAYABLE, TRACE_DATA_DEPENDENT, INVALID_COST,
 })
 
 

@@ -10,7 +10,7 @@ import threading
 from typing import Optional
 
 from environment.config import HarnessConfig, ServerConfig, detect_backend, harness_config
-from environment.evaluation.inputs import derive_seeds
+from environment.evaluation.inputs import seed_plan
 from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult
 from environment.evaluation.static_checks import check_source
@@ -44,7 +44,7 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
         return EvalResult(task_id=task.id, backend=be, static=static, flags=static.flags)
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers
         static = static.model_copy(update={"ok": True, "errors": [], "flags": []})
-    seeds = derive_seeds(_SECRET, seed, task.id, salt, config.trials + 1)
+    seeds = seed_plan(_SECRET, seed, task.id, salt, config.trials)
     request = {"task": task_payload(task), "source": source, "seeds": seeds, "config": config_payload(config),
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)

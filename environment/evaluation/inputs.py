@@ -28,6 +28,25 @@ def derive_seeds(secret: bytes, public_seed: int, task_id: str, salt: str, n: in
     return out
 
 
+@dataclass(frozen=True)
+class SeedPlan:
+    """Every seed of one evaluation, each from its own label: no seed shares bits with another, so
+    what the candidate can observe (its construction seed, its trial inputs, the inputs of the
+    counted call) says nothing about another (the held-out inputs of the replay)."""
+    trials: tuple[int, ...]
+    init: int        # model construction, both children (the candidate knows it)
+    counted: int     # inputs of the traced call (the candidate sees them)
+    heldout: int     # inputs of the trusted replay (only the reference and the replayer see them)
+
+
+def seed_plan(secret: bytes, public_seed: int, task_id: str, salt: str, trials: int) -> dict:
+    """A SeedPlan as plain data for the request (SeedPlan(**plan) rebuilds it)."""
+    def one(label: str) -> int:
+        return derive_seeds(secret, public_seed, task_id, f"{salt}|{label}", 1)[0]
+    return {"trials": derive_seeds(secret, public_seed, task_id, salt, trials), "init": one("init") % 2**31,
+            "counted": one("counted"), "heldout": one("heldout")}
+
+
 def plan_trials(task: Task, backend: str, seeds: list[int]) -> list[Trial]:
     """Cycle shapes and distributions so every shape and every distribution is exercised."""
     shapes = task.shapes(backend) or ({},)

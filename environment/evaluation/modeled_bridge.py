@@ -1,13 +1,35 @@
-"""Modeled speed on CPU hosts: counts come from the children, costs, gates and the verdict stay on
-the trusted side. The counted call runs on fresh inputs and its output is checked like a trial."""
+"""Modeled speed on CPU hosts, with trusted accounting.
+
+Invariant: every number the modeled speedup is computed from comes from trusted code (the
+reference's own child, the replayer, this evaluator), from data the evaluator owns, and only for
+work shown to produce a correct output on inputs the candidate never saw.
+
+1. The candidate runs its forward once on the *counted* inputs under a trace recorder and sends
+   the outputs, a trace (aten ops and Triton launches over storages) and the constant tensors the
+   call read. Nothing it says about cost is asked for, so nothing it could forge is believed.
+2. The outputs must be right (no memoised answers: the counted inputs are fresh).
+3. The trace is replayed by the sandboxed replayer on *held-out* inputs drawn from a seed no
+   candidate process ever sees, with kernels rebuilt from the submission's syntax tree, counted by
+   the replayer's own hooks. The replay's outputs must match the reference on those inputs: a trace
+   that smuggles an answer (host numpy, constants, outputs written outside any traced step) does
+   not generalise and is a hack (`untraced_work`); one that cannot be replayed earns no credit.
+4. Every kernel the replay launched must compile for sm_90 (sandboxed worker, same rebuilt module).
+5. Cost records are validated (finite, non-negative, at least the output bytes and the launch
+   overhead) before the roofline turns them into time; an invalid record earns nothing.
+"""
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pydantic import ValidationError
+
 from environment.evaluation import flags as F
+from environment.evaluation.children import ChildDied
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
-from environment.evaluation.result import PerformanceResult, TimingStats
+from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
 
 SELFTEST: Optional[tuple[bool, str]] = None  # set once in the zygote, inherited by every evaluator
 
@@ -24,57 +46,167 @@ def run_self_test() -> tuple[bool, str]:
     return SELFTEST
 
 
-def _stats(cost) -> TimingStats:
+@dataclass
+class ModeledOutcome:
+    """What the modeled-speed stage found; the evaluator applies it to the result."""
+    performance: PerformanceResult
+    flags: list[str] = field(default_factory=list)
+    wrong: Optional[str] = None                 # the counted call returned a wrong result
+    triton_launches: Optional[int] = None       # Triton launches in the verified replay
+
+
+def _stats(cost: ModeledCost) -> TimingStats:
     ms = cost.time_us / 1000.0
     return TimingStats(median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, samples=1)
 
 
-def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
+def _no_credit(flag: Optional[str], note: str, **extra: Any) -> ModeledOutcome:
+    return ModeledOutcome(PerformanceResult(note=note + " No speed credit."), flags=[flag] if flag else [], **extra)
+
+
+def _first_mismatch(expected: list, actual: list, task, shape) -> Optional[str]:
+    if len(actual) != len(expected):
+        return f"it returned {len(actual)} tensor(s), the reference returns {len(expected)}"
+    for k, want in enumerate(expected):
+        err, _, _ = compare(want, actual[k], task.atol, task.rtol, -1, "normal", shape)
+        if err:
+            return err
+    return None
+
+
+def validate_cost(cost: ModeledCost, output_bytes: int, spec: dict) -> Optional[str]:
+    """Why a cost cannot be credited, or None. Defence in depth: the records come from trusted
+    counting, but a number is only used when it is physically possible."""
+    overhead = float(spec["launch_overhead_us"])
+    if not cost.launches:
+        return "the replay launched nothing"
+    for launch in cost.launches:
+        numbers = [launch.time_us, launch.bytes_unique, launch.bytes_sectors, *launch.flops.values()]
+        if not all(math.isfinite(v) and v >= 0 for v in numbers):
+            return f"launch {launch.name} has a negative or non-finite count"
+        if launch.time_us < overhead:
+            return f"launch {launch.name} is modeled below the launch overhead"
+    if sum(launch.bytes_unique for launch in cost.launches) < output_bytes:
+        return "the launches move fewer bytes than the outputs hold"
+    if not math.isfinite(cost.time_us) or cost.time_us < overhead * len(cost.launches):
+        return "the total time is below the launch overheads"
+    return None
+
+
+def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> ModeledOutcome:
     ok, detail = run_self_test()
     if not ok:
-        ev.flags.append(F.MODELED_UNAVAILABLE)
-        return PerformanceResult(note=f"Modeled GPU time is off on this host: the counter self-test failed "
-                                      f"({detail}). No speed credit.")
-    from environment.evaluation.modeled import aot
-    from environment.evaluation.modeled.gates import modeled_gates
+        return _no_credit(F.MODELED_UNAVAILABLE, f"Modeled GPU time is off on this host: the counter self-test "
+                                                  f"failed ({detail}).")
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
+    from environment.evaluation.replay.rebuild import rebuild
+    from environment.evaluation.replay.trace import Trace
 
     task, cfg = ev.task, ev.config
     shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
-    inputs = make_inputs(reference, shape, "normal", ev.seeds[-1] ^ 0x5EED)
+    counted = make_inputs(reference, shape, "normal", ev.seeds.counted)
+    heldout = make_inputs(reference, shape, "normal", ev.seeds.heldout)
     init = json_init(reference)
-    c_head, c_out = cand.request({"cmd": "count", "init": init}, inputs, cfg.timeout_s * 4)
-    r_head, r_out = ref.request({"cmd": "count", "init": init}, inputs, cfg.timeout_s * 4)
-    ev.compute_s += float(c_head.get("compute_s", 0.0)) + float(r_head.get("compute_s", 0.0))
-    if not r_head.get("ok"):
-        raise RuntimeError(f"task {task.id}: counting the reference failed: {r_head.get('error')}")
+
+    c_head, c_tensors = cand.request({"cmd": "trace", "init": init}, counted, cfg.timeout_s * 4)
+    r_head, r_counted = ref.request({"cmd": "run", "repeat": 1, "init": init}, counted, cfg.timeout_s * 4)
+    h_head, r_heldout = ref.request({"cmd": "count", "init": init}, heldout, cfg.timeout_s * 4)
+    ev.compute_s += sum(float(h.get("compute_s", 0.0) or 0.0) for h in (c_head, r_head, h_head))
+    if not (r_head.get("ok") and h_head.get("ok")):
+        raise RuntimeError(f"task {task.id}: the reference failed on the counted inputs: "
+                           f"{r_head.get('error') or h_head.get('error')}")
     if not c_head.get("ok"):
-        return PerformanceResult(note=f"The counted run failed: {c_head.get('error')}. No speed credit.")
-    for k, expected in enumerate(r_out):  # the counted call must be right too (no memoized answers)
-        err, _, _ = compare(expected, c_out[k] if k < len(c_out) else expected.new_empty(0), task.atol, task.rtol,
-                            -1, "normal", shape)
-        if err:
-            ev.correctness = ev.correctness.model_copy(update={
-                "correct": False, "error": f"The counted run on fresh inputs returned a wrong result ({err})"})
-            return PerformanceResult(note="The counted run returned a wrong result.")
-    report = c_head["report"]
-    compile_infos = aot.compile_kernels(ev.source, report.get("kernels") or [], timeout_s=120.0) \
-        if report.get("kernels") else []
+        return _no_credit(None, f"The counted run failed: {c_head.get('error')}.")
+    n_out = int(c_head["outputs"])
+    wrong = _first_mismatch(r_counted, c_tensors[:n_out], task, shape)
+    if wrong:
+        return ModeledOutcome(PerformanceResult(note="The counted run returned a wrong result."),
+                              wrong=f"The counted run on fresh inputs returned a wrong result ({wrong})")
+    try:
+        trace = Trace.model_validate(c_head["trace"])
+    except (ValidationError, KeyError, TypeError) as exc:
+        return _no_credit(F.PROTOCOL_VIOLATION, f"The trace of the counted call is malformed ({str(exc)[:200]}).")
+    if trace.unreplayable:
+        return _no_credit(F.UNREPLAYABLE, f"The counted call cannot be replayed by the harness: {trace.unreplayable}. "
+                                          "Keep forward to PyTorch (aten) ops and launches of module-level "
+                                          "@triton.jit kernels on the given tensors.")
+    rebuilt = rebuild(ev.source)
+    missing = sorted({s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels))
+    if missing:
+        why = rebuilt.refused.get(missing[0], "it is not a module-level @triton.jit function")
+        return _no_credit(F.UNREPLAYABLE, f"Kernel {missing[0]} cannot be rebuilt from the source for a trusted "
+                                          f"replay: {why}.")
+    launches = sum(1 for s in trace.steps if s.kind == "triton")
+    if ev.static.uses_triton and launches == 0:
+        return ModeledOutcome(PerformanceResult(note="No Triton kernel ran in the counted call."),
+                              flags=[F.DECOY_KERNEL], triton_launches=0)
+
+    replayed = _replay(ev, trace, rebuilt, heldout, c_tensors[n_out:])
+    if isinstance(replayed, ModeledOutcome):
+        return replayed
+    report, outputs = replayed
+    mismatch = _first_mismatch(r_heldout, outputs, task, shape)
+    if mismatch:
+        if trace.host_reads:
+            return _no_credit(F.TRACE_DATA_DEPENDENT, (
+                f"Replayed on other inputs, the recorded work gives a wrong result ({mismatch}), and forward read "
+                f"{trace.host_reads} value(s) back to the host (.item(), .tolist(), bool(tensor)): the work depends "
+                "on values the harness cannot replay. Keep data on the device."), triton_launches=launches)
+        return ModeledOutcome(PerformanceResult(note=(
+            f"Replayed on inputs your code never saw, the work your forward recorded gives a wrong result "
+            f"({mismatch}): the output came from work outside the traced ops and kernel launches (host numpy, "
+            "memory written behind the tensors' backs, precomputed answers). Compute the output with PyTorch "
+            "ops or Triton kernels on the given inputs.")), flags=[F.UNTRACED_WORK], triton_launches=launches)
+
     spec = load_spec()
     tolerance = {"atol": task.atol, "rtol": task.rtol}
-    ref_cost = model_cost(r_head["report"]["launches"], spec, tolerance)
-    cand_cost = model_cost(report["launches"], spec, tolerance)
+    try:
+        cand_cost = model_cost(report["launches"], spec, tolerance)
+    except (KeyError, TypeError, ValueError) as exc:
+        return _no_credit(F.INVALID_COST, f"The replay's cost records are invalid ({exc}).")
+    ref_cost = model_cost(h_head["report"]["launches"], spec, tolerance)
+    output_bytes = sum(t.numel() * t.element_size() for t in r_heldout)
+    invalid = validate_cost(cand_cost, output_bytes, spec)
+    if invalid:
+        return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
+
+    from environment.evaluation.modeled import aot
+    from environment.evaluation.modeled.gates import modeled_gates
+    compile_infos = aot.compile_kernels(rebuilt, report.get("kernels") or [], timeout_s=120.0) \
+        if report.get("kernels") else []
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
     denied = modeled_gates(report, compile_infos)
     note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {shape}: "
             f"reference {ref_cost.time_us:.2f} µs in {len(ref_cost.launches)} launch(es), yours "
-            f"{cand_cost.time_us:.2f} µs in {len(cand_cost.launches)}.")
-    if denied:
-        ev.flags.extend(entry.split(":", 1)[0] for entry in denied)
+            f"{cand_cost.time_us:.2f} µs in {len(cand_cost.launches)}, counted on a trusted replay.")
+    flags = []
+    if denied or speedup is None:
+        flags = [entry.split(":", 1)[0] for entry in denied]
         note += " No speed credit: " + " ".join(entry.split(": ", 1)[1] for entry in denied)
-        speedup_value = None
-    else:
-        speedup_value = speedup
-    return PerformanceResult(speedup=speedup_value, speedup_kind="modeled" if speedup_value is not None else None,
-                             reference=_stats(ref_cost), candidate=_stats(cand_cost), modeled_reference=ref_cost,
-                             modeled_candidate=cand_cost, compile=compile_infos, note=note)
+        speedup = None
+    return ModeledOutcome(PerformanceResult(
+        speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
+        candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
+        note=note), flags=flags, triton_launches=launches)
+
+
+def _replay(ev: Any, trace: Any, rebuilt: Any, heldout: list, constants: list):
+    """(report, outputs) of the trusted replay, or the outcome that ends the stage."""
+    import tempfile
+    job = {"tmpdir": tempfile.mkdtemp(prefix="replay-", dir=ev.workdir), "module": rebuilt.source,
+           "digest": rebuilt.digest, "kernels": rebuilt.kernels, "trace": trace.model_dump(mode="json"),
+           "inputs": len(heldout), "backend": ev.backend,
+           "limits": {"memory_mb": ev.config.memory_mb, "cpu_seconds": ev.config.cpu_seconds,
+                      "max_file_mb": ev.config.max_file_mb, "landlock": ev.config.landlock,
+                      "seccomp": ev.config.seccomp}}
+    replayer = ev.replayer
+    try:
+        replayer.send(dict(job, cmd="job"), list(heldout) + list(constants), ev.config.timeout_s)
+        head, outputs = replayer.receive(ev.config.timeout_s * 4)
+    except ChildDied as died:
+        return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
+    if head.get("kind") != "replayed":
+        raise RuntimeError("the replayer answered out of protocol")
+    if not head.get("ok"):
+        return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.get('error')}.")
+    return head["report"], outputs

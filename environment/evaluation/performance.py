@@ -99,9 +99,3 @@ def _digest(tensors) -> str:
     for t in tensors:
         h.update(tensor_bytes(t))
     return h.hexdigest()
-
-
-def model_speed(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
-    """Modeled speedup on the target GPU (CPU hosts): see modeled_bridge.py."""
-    from environment.evaluation.modeled_bridge import modeled_performance
-    return modeled_performance(ev, reference, cand, ref)

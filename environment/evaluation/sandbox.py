@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import glob
 import os
 import platform
 import resource
@@ -88,16 +89,26 @@ def current_vm_bytes() -> int:
     return 0
 
 
-def exec_roots() -> list[str]:
-    """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas), nothing else."""
-    if not os.path.exists("/dev/nvidia0"):
-        return []
+def triton_tools() -> list[str]:
+    """Triton's bundled compiler tools (ptxas, cuobjdump) and the dynamic loader they need: the
+    kernel opens an ELF program's interpreter for execution too, so Landlock must allow it."""
     try:
         import triton
     except ImportError:
         return []
     tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-    return [str(tools)] if tools.is_dir() else []
+    if not tools.is_dir():
+        return []
+    loaders = {os.path.realpath(p) for pattern in ("/lib64/ld-linux*.so*", "/lib/*/ld-linux*.so*", "/lib/ld-linux*.so*")
+               for p in glob.glob(pattern)}
+    return [str(tools), *sorted(loaders)]
+
+
+def exec_roots() -> list[str]:
+    """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas), nothing else."""
+    if not os.path.exists("/dev/nvidia0"):
+        return []
+    return triton_tools()
 
 
 def read_only_roots() -> list[str]:

@@ -45,6 +45,7 @@ def _warm_up(backend: str) -> None:
     import environment.evaluation.child  # noqa: F401
     import environment.evaluation.evaluator  # noqa: F401
     import environment.evaluation.performance  # noqa: F401
+    import environment.evaluation.replay.replayer  # noqa: F401
     import environment.config  # noqa: F401
     import environment.tasks.task  # noqa: F401
     if backend == "cpu":
@@ -79,6 +80,7 @@ def _reap_orphans() -> None:
 def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
     from environment.config import HarnessConfig
     from environment.evaluation.evaluator import Evaluation
+    from environment.evaluation.inputs import SeedPlan
     from environment.evaluation.result import StaticResult
     from environment.tasks.task import Task
 
@@ -92,7 +94,8 @@ def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
     task = Task(**task_fields)
     config = HarnessConfig(**request["config"])
     static = StaticResult(**request["static"])
-    result = Evaluation(task, request["source"], static, request["seeds"], config, request["backend"],
+    seeds = SeedPlan(**dict(request["seeds"], trials=tuple(request["seeds"]["trials"])))
+    result = Evaluation(task, request["source"], static, seeds, config, request["backend"],
                         request["workdir"], children).run()
     frames.write_frame(out_fd, frames.encode({"kind": "result", "nonce": request["nonce"],
                                               "result": result.model_dump(mode="json")}))
@@ -113,7 +116,9 @@ class _Spare:
             code = 0
             try:
                 from environment.evaluation.children import ChildHandle
-                children = (ChildHandle(), ChildHandle())  # before the request exists in this process
+                from environment.evaluation.replay.replayer import replayer_main
+                # candidate, reference, replayer: all forked before the request exists in this process
+                children = (ChildHandle(), ChildHandle(), ChildHandle(replayer_main))
                 envelope, (body,) = frames.read_frame(req_r, None, time.monotonic() + 10**9)
                 request = json.loads(body.numpy().tobytes())
                 request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])

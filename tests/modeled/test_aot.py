@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from environment.evaluation.modeled import aot
-from environment.evaluation.modeled.kernel_source import kernel_source
+from environment.evaluation.replay.rebuild import rebuild
 from modeled_helpers import GELU, count, load_module
 
 FUSED = GELU / "solutions" / "correct" / "triton_fused.py"
@@ -29,7 +29,7 @@ def test_launch_signature_matches_what_the_jit_would_specialise(fused_signatures
 
 
 def test_fused_gelu_compiles_for_sm90_and_reports_registers(fused_signatures):
-    [info] = aot.compile_kernels(FUSED.read_text(), fused_signatures, timeout_s=120)
+    [info] = aot.compile_kernels(rebuild(FUSED.read_text()), fused_signatures, timeout_s=120)
     assert info.ok, info.error
     assert info.kernel == "gelu_bias_kernel"
     assert 8 <= info.registers <= 255
@@ -37,42 +37,20 @@ def test_fused_gelu_compiles_for_sm90_and_reports_registers(fused_signatures):
 
 
 def test_a_second_compile_of_the_same_source_is_served_from_the_cache(fused_signatures):
-    first = aot.compile_kernels(FUSED.read_text(), fused_signatures)
+    first = aot.compile_kernels(rebuild(FUSED.read_text()), fused_signatures)
     assert list(aot.CACHE_DIR.glob("*.json"))
-    assert aot.compile_kernels(FUSED.read_text(), fused_signatures) == first
+    assert aot.compile_kernels(rebuild(FUSED.read_text()), fused_signatures) == first
 
 
-def test_a_python_escape_inside_a_kernel_body_is_rejected(fused_signatures):
+def test_a_python_escape_inside_a_kernel_body_is_never_rebuilt_nor_compiled(fused_signatures):
     escaped = FUSED.read_text().replace("tl.store(out_ptr + offs, y, mask=mask)",
                                         "tl.store(out_ptr + offs, torch.sigmoid(y), mask=mask)")
-    [info] = aot.compile_kernels(escaped, fused_signatures, timeout_s=120)
-    assert not info.ok
-    assert info.error.startswith("does not compile for sm_90 (a kernel body may use only triton.language, "
-                                 "constants and other @triton.jit functions): ")
-    assert "torch.sigmoid(y)" in info.error
-
-
-def test_compiling_never_runs_the_candidates_module_code():
-    source = ("import os\nimport triton\nimport triton.language as tl\nBLOCK = 128\nSCALE = tl.constexpr(2.0)\n"
-              "os.system('touch /tmp/pwned')\nx = open('/etc/passwd').read()\n"
-              "@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    pass\n"
-              "class ModelNew:\n    pass\n")
-    assert kernel_source(source) == ("import triton\nimport triton.language as tl\nBLOCK = 128\n"
-                                     "SCALE = tl.constexpr(2.0)\n\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n"
-                                     "    pass\n")
+    rebuilt = rebuild(escaped)
+    assert rebuilt.kernels == [] and "`torch` is neither a local" in rebuilt.refused["gelu_bias_kernel"]
+    [info] = aot.compile_kernels(rebuilt, fused_signatures, timeout_s=120)
+    assert not info.ok and "is not a kernel rebuilt from the source" in info.error
 
 
 def test_malformed_launch_signatures_from_the_child_are_refused():
-    [info] = aot.compile_kernels(FUSED.read_text(), [{"name": "gelu_bias_kernel; rm -rf /", "signature": {}}])
+    [info] = aot.compile_kernels(rebuild(FUSED.read_text()), [{"name": "gelu_bias_kernel; rm -rf /", "signature": {}}])
     assert not info.ok and info.error == "bad kernel name 'gelu_bias_kernel; rm -rf /'"
-
-
-def test_a_kernel_whose_definition_would_run_code_is_dropped_before_compiling():
-    source = ("import triton\nimport triton.language as tl\n"
-              "@triton.jit(do_not_specialize=__import__('os').system('touch /tmp/pwned'))\ndef a(p):\n    pass\n"
-              "@triton.jit\ndef b(p, n=print('side effect')):\n    pass\n"
-              "@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=4)], key=['n'])\n"
-              "@triton.heuristics({'EVEN': lambda args: args['n'] % 64 == 0})\n"
-              "@triton.jit\ndef c(p, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n    pass\n")
-    kept = kernel_source(source)
-    assert "def a(" not in kept and "def b(" not in kept and "def c(" in kept

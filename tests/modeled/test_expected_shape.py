@@ -82,7 +82,15 @@ def test_fp32_matmuls_are_charged_as_tf32_only_when_the_tolerance_admits_tf32():
 
 
 def test_modeled_speedup_is_clamped_to_the_documented_range():
-    fast = model_cost([], SPEC)
-    slow = model_cost(mm_record("dot_fp32"), SPEC)
+    fast = model_cost(mm_record("dot_fp16"), SPEC)
+    slow = model_cost(mm_record("dot_fp32") * 400, SPEC)
     assert modeled_speedup(slow, fast, SPEC) == SPEC["speedup_range"][1] == 10.0
     assert modeled_speedup(fast, slow, SPEC) == SPEC["speedup_range"][0] == 0.05
+
+
+def test_a_zero_or_non_finite_time_earns_no_speedup_never_the_cap():
+    nothing = model_cost([], SPEC)
+    slow = model_cost(mm_record("dot_fp32"), SPEC)
+    assert nothing.time_us == 0.0 and modeled_speedup(slow, nothing, SPEC) is None
+    forged = slow.model_copy(update={"time_us": float("nan")})
+    assert modeled_speedup(slow, forged, SPEC) is None and modeled_speedup(forged, slow, SPEC) is None

@@ -20,7 +20,7 @@ class Expect:
     task: str
     outcome: str                      # "flag" or "harmless"
     flag: Optional[str]               # flag that must be present (a hack for "flag", a warning otherwise)
-    layer: str                        # static | seccomp | landlock | process | protocol | runtime-check | none
+    layer: str                        # static | seccomp | landlock | process | protocol | runtime-check | replay | rebuild | none
     static_checks: bool = True
     config: dict[str, Any] = field(default_factory=dict)
     evidence: Optional[str] = None    # substring of load error / correctness error / log
@@ -117,4 +117,26 @@ EXPECTED: dict[str, Expect] = {
     "a38_read_other_sessions.py": Expect("causal_attention", "harmless", None, "landlock", evidence=PERM,
                                          correct=False),
     "a50_exec_hidden_code.py": Expect("gelu_bias", "flag", "forbidden_call:exec", "static"),
+    # 20 trusted cost accounting (issue 9): class 1, work the counter never sees
+    "a60_numpy_view_fill.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
+    "a61_python_key_excluded.py": Expect("softmax", "harmless", None, "replay", correct=True),
+    "a62_custom_operator.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
+    "a63_grid_function_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
+    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "harmless", None, "replay", correct=False),
+    "a75_shadow_compiled_kernel.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
+    # class 2, forged counts
+    "a65_forge_trace_steps.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
+    "a66_malformed_trace.py": Expect("softmax", "harmless", None, "replay", correct=True,
+                                     evidence="The counted run failed"),
+    "a67_kernel_body_numpy.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild", correct=True),
+    "a68_forge_launch_grid.py": Expect("softmax", "flag", "untraced_work", "replay"),
+    # class 3, predictable fresh inputs
+    "a69_memoize_from_init_seed.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
+    "a70_replay_last_trial.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
+    "a71_rng_state_inputs.py": Expect("softmax", "harmless", None, "runtime-check", correct=False,
+                                      evidence="The counted run on fresh inputs returned a wrong result"),
+    # class 4, submission code in the sm_90 compile worker
+    "a72_decorator_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
+    "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
+    "a74_constant_side_effect.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild", correct=True),
 }

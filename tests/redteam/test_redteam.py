@@ -101,6 +101,17 @@ def test_attack_meets_its_pinned_outcome(name):
         assert exp.evidence in text, described
 
 
+def test_no_attack_of_the_accounting_classes_earns_speed_credit_it_did_not_earn():
+    """Issue 9's property over the new classes: an attack whose work was all traced (a61, a72, a73)
+    may keep its honest speedup; every other one earns no modeled speedup at all."""
+    for name, exp in EXPECTED.items():
+        if not ("a60" <= name[:3] <= "a75") or name[:3] in ("a61", "a72", "a73"):
+            continue
+        result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
+                                  salt=name, session=f"redteam-credit-{name}")
+        assert result.performance is None or result.performance.speedup is None, (name, result.performance)
+
+
 @pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.layer == "static"))
 def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_work(name):
     """Defence in depth: with the AST check switched off, the runtime layers still hold."""

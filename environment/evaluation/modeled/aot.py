@@ -1,10 +1,12 @@
 """Ahead-of-time compile gate for the target GPU (sm_90), run from the trusted evaluator.
 
-The candidate child cannot exec ptxas (seccomp), so the evaluator compiles here: the submission
-is cut down to its kernel definitions (kernel_source.py), written to a temp dir and compiled by
-aot_worker.py in its own short-lived process with resource limits and a timeout; the candidate's
-module code never runs in the evaluator. Results are cached on disk by a hash of the filtered
-source, the launch signatures, the Triton version and the target.
+The candidate child cannot exec ptxas (seccomp), so the evaluator has it compiled here: the module
+rebuild.py generated from the submission's syntax tree (the very kernels the replayer ran; no
+submission code at module level) is compiled by aot_worker.py in its own short-lived process,
+sandboxed like a candidate child (rlimits, Landlock: read-only system, writes only in its own temp
+dir, execution only of Triton's bundled tools, no TCP; seccomp: no sockets, ptrace or namespaces),
+whose whole process group is killed when it ends. Results are cached on disk by a hash of the
+generated module, the launch signatures, the Triton version and the target.
 """
 from __future__ import annotations
 
@@ -19,11 +21,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from environment.evaluation.modeled.kernel_source import kernel_source
 from environment.evaluation.modeled.model import load_spec
+from environment.evaluation.replay.rebuild import Rebuilt
 from environment.evaluation.result import CompileInfo
 
 WORKER = Path(__file__).with_name("aot_worker.py")
+ROOT = Path(__file__).resolve().parents[3]
+WORKER_VERSION = 2   # part of the cache key: a changed worker or sandbox never serves an old verdict
 CACHE_DIR = Path(os.environ.get("KERNEL_ENV_AOT_CACHE", Path.home() / ".cache" / "kernel_env" / "aot"))
 MAX_KERNELS = 16
 MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel
@@ -72,17 +76,23 @@ def _run_worker(request: dict, timeout_s: float) -> list[dict]:
         request_path, result_path = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
         with open(request_path, "w") as f:
             json.dump(request, f)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "TRITON_DEFAULT_FP_FUSION": "1",
-               "TRITON_CACHE_DIR": str(CACHE_DIR / "triton"), "PYTHONDONTWRITEBYTECODE": "1"}
+        # a private Triton cache: a compile can never plant entries another evaluation would read
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "TMPDIR": tmp,
+               "TRITON_DEFAULT_FP_FUSION": "1", "TRITON_CACHE_DIR": os.path.join(tmp, "triton-cache"),
+               "PYTHONDONTWRITEBYTECODE": "1", "KERNEL_ENV_ROOT": str(ROOT)}
         proc = subprocess.Popen([sys.executable, "-I", str(WORKER), request_path, result_path], cwd=tmp, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
                                 preexec_fn=_limits(int(timeout_s) + 5))
         try:
             _, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            raise TimeoutError(f"the sm_90 compile took longer than {timeout_s:.0f} s") from None
+        finally:
+            try:  # every exit: nothing the compile started outlives it
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             proc.communicate()
-            raise TimeoutError(f"the sm_90 compile took longer than {timeout_s:.0f} s")
         if not os.path.exists(result_path):
             tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
             raise RuntimeError(f"the compile worker exited with {proc.returncode}: {' | '.join(tail)}")
@@ -90,14 +100,17 @@ def _run_worker(request: dict, timeout_s: float) -> list[dict]:
             return json.load(f)
 
 
-def compile_kernels(source: str, launch_signatures: list[dict], timeout_s: float = 120.0,
+def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: float = 120.0,
                     spec: dict | None = None) -> list[CompileInfo]:
     """One CompileInfo per distinct launch signature (a kernel launched with two BLOCK values is
     compiled twice). Failures are results (ok=False with the reason), never exceptions."""
     spec = spec or load_spec()
     try:
         kernels = [_clean(s) for s in launch_signatures][:MAX_KERNELS]
-        filtered = kernel_source(source)
+        filtered = rebuilt.source
+        unknown = [k["name"] for k in kernels if k["name"] not in rebuilt.kernels]
+        if unknown:
+            raise ValueError(f"{unknown[0]} is not a kernel rebuilt from the source")
     except (ValueError, SyntaxError, TypeError) as exc:
         return [CompileInfo(kernel=str(s.get("name", "?")), ok=False, error=str(exc)) for s in launch_signatures[:1]]
     if not kernels:
@@ -105,7 +118,7 @@ def compile_kernels(source: str, launch_signatures: list[dict], timeout_s: float
     request = {"source": filtered, "kernels": kernels, "arch": int(spec["arch"]),
                "max_shared_bytes": int(spec["max_shared_bytes"])}
     import triton
-    key = hashlib.sha256(json.dumps([request, triton.__version__], sort_keys=True).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([request, triton.__version__, WORKER_VERSION], sort_keys=True).encode()).hexdigest()
     cached = CACHE_DIR / f"{key}.json"
     if cached.exists():
         results = json.loads(cached.read_text())
@@ -114,7 +127,9 @@ def compile_kernels(source: str, launch_signatures: list[dict], timeout_s: float
             results = _run_worker(request, timeout_s)
         except (TimeoutError, RuntimeError) as exc:
             return [CompileInfo(kernel=k["name"], ok=False, error=str(exc)) for k in kernels]
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        if any(not r.get("ok") and "PermissionError" in str(r.get("error")) for r in results):
+            return [CompileInfo(**{k: v for k, v in r.items() if k in set(CompileInfo.model_fields)}) for r in results]
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)  # (a sandbox refusal above is never cached)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(results))
         tmp.replace(cached)  # atomic: concurrent evaluators never read half a file

@@ -5,7 +5,11 @@
 REQUEST: {"source": filtered kernel source, "kernels": [launch signatures], "arch": 90,
 "max_shared_bytes": int}. RESULT: one dict per kernel with CompileInfo's fields plus "seconds".
 Runs without TRITON_INTERPRET, on a CPU-only host too: the bundled ptxas does the final step.
-Imports nothing from the project (importing the package would pull the whole server in).
+The source is the module rebuild.py generated (imports, literals, @triton.jit definitions), and
+the worker enters the sandbox before it loads it: Landlock (read-only system and Python trees,
+writes only in its own directory, execution only of Triton's bundled tools, no TCP), seccomp
+(threads and ptxas allowed; sockets, ptrace, namespaces killed) and the rlimits of its parent.
+Imports nothing from the project but the sandbox module (the package would pull the server in).
 """
 import importlib.util
 import json
@@ -42,12 +46,8 @@ def _compile(module, kernel: dict, arch: int, max_shared: int, workdir: str) -> 
     from triton.compiler import ASTSource
 
     fn = getattr(module, kernel["name"], None)
-    while fn is not None and not isinstance(fn, triton.runtime.jit.JITFunction) and hasattr(fn, "fn"):
-        fn = fn.fn  # unwrap @autotune / @heuristics
     if not isinstance(fn, triton.runtime.jit.JITFunction):
-        return {"ok": False, "error": f"{kernel['name']} is not a @triton.jit function defined at module level "
-                                      "whose decorators, defaults and annotations use only constants, triton.Config "
-                                      "and lambdas"}
+        return {"ok": False, "error": f"{kernel['name']} is not a rebuilt @triton.jit function"}
     constexprs = {name: _constexpr(v) for name, v in kernel["constexprs"].items()}
     attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in kernel["aligned"] if n in fn.arg_names}
     src = ASTSource(fn, kernel["signature"], constexprs=constexprs, attrs=attrs)
@@ -61,10 +61,23 @@ def _compile(module, kernel: dict, arch: int, max_shared: int, workdir: str) -> 
     return info
 
 
+def _enter_sandbox(workdir: str) -> dict:
+    """Landlock and seccomp around the compile (after triton is imported: it reads its own files)."""
+    import triton  # noqa: F401
+    import triton.compiler  # noqa: F401
+    import triton.backends.nvidia.compiler  # noqa: F401
+    sys.path.insert(0, os.environ["KERNEL_ENV_ROOT"])
+    from environment.evaluation import sandbox
+    layers = {"landlock": sandbox.apply_landlock(sandbox.read_only_roots(), [workdir], sandbox.triton_tools())}
+    layers["seccomp"] = sandbox.apply_seccomp(allow_threads=True, allow_exec=True)
+    return layers
+
+
 def main(request_path: str, result_path: str) -> None:
     with open(request_path) as f:
         request = json.load(f)
     workdir = os.path.dirname(os.path.abspath(request_path))
+    _enter_sandbox(workdir)
     module_path = os.path.join(workdir, "candidate_kernels.py")
     with open(module_path, "w") as f:
         f.write(request["source"])

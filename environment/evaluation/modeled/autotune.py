@@ -16,9 +16,10 @@ def modeled_bench(spec: dict, tolerance: dict | None = None):
     """A do_bench replacement: (kernel_call, quantiles) -> [ms, ms, ms] of modeled time."""
 
     def bench(kernel_call, quantiles=None, **_):
+        from environment.evaluation.replay import recorder
         outer = triton_hooks.current()
         counter = CostCounter()
-        with counter:
+        with recorder.paused(), counter:  # tuning is not part of the traced call
             kernel_call()
         records = counter.launch_records()
         ms = model_cost(records, spec, tolerance).time_us / 1000.0

@@ -12,6 +12,8 @@ compile (aot.compile_kernels takes `kernels`).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 from torch.utils._pytree import tree_leaves
 
@@ -34,6 +36,16 @@ class CostCounter:
         self.autotune: list[dict] = []
         self.ledger = ProvenanceLedger()
         self._mode = AtenCounter(self)
+        self._paused = 0
+
+    @contextmanager
+    def paused(self):
+        """Ops inside are harness bookkeeping (a replay building its arguments), not the call's work."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
 
     def __enter__(self) -> "CostCounter":
         triton_hooks.push(self)
@@ -65,8 +77,8 @@ class CostCounter:
 
     # --- PyTorch side (called by AtenCounter) -------------------------------------------------
     def on_aten(self, func, args, kwargs, out) -> None:
-        if triton_hooks.current() is not self:
-            return  # a nested counter (autotune benchmark) owns this op
+        if self._paused or triton_hooks.current() is not self:
+            return  # harness bookkeeping, or a nested counter (autotune benchmark) owns this op
         if self.launch is not None:
             if self.launch.phase != "bookkeeping":
                 self.aten_in_kernel.append(f"{func} in {self.launch.name}")

@@ -80,9 +80,10 @@ def model_cost(records: list[dict], spec: dict, tolerance: dict | None = None) -
                        time_us=math.fsum(l.time_us for l in launches), launches=launches)
 
 
-def modeled_speedup(reference: ModeledCost, candidate: ModeledCost, spec: dict) -> float:
-    """Reference time / candidate time, clamped to the spec's `speedup_range`."""
+def modeled_speedup(reference: ModeledCost, candidate: ModeledCost, spec: dict) -> float | None:
+    """Reference time / candidate time, clamped to the spec's `speedup_range`; None (no credit, never
+    the cap) when either time is not a positive finite number."""
     low, high = spec["speedup_range"]
-    if candidate.time_us <= 0:
-        return high
+    if not all(math.isfinite(t) and t > 0 for t in (reference.time_us, candidate.time_us)):
+        return None
     return min(high, max(low, reference.time_us / candidate.time_us))

@@ -1,0 +1,150 @@
+"""Re-execute a trace on the trusted side and count what it does.
+
+Runs in the replayer process (replayer.py), under a CostCounter: aten steps are executed by torch
+itself (from an allow-list), Triton steps launch the kernels *rebuilt* from the submission's syntax
+tree (rebuild.py), never the submission's own objects. Memory a step allocates is filled with NaN
+(or 0x5A bytes for integers) so a read of memory nobody wrote gives a wrong answer, not a lucky one.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
+
+_ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+# aten ops that never run in a replay: file I/O, host pinning, reading values back to the host
+_DENIED = {"from_file", "_pin_memory", "pin_memory", "_local_scalar_dense", "item", "set_", "to_mkldnn",
+           "_copy_from", "_copy_from_and_resize", "save", "_nested_tensor_from_mask"}
+
+
+class ReplayError(Exception):
+    """The trace cannot be replayed (reported as unreplayable: no speed credit)."""
+
+
+def _special(value: Special) -> Any:
+    if value.kind == "dtype":
+        dtype = getattr(torch, value.name, None)
+        if not isinstance(dtype, torch.dtype):
+            raise ReplayError(f"unknown dtype {value.name}")
+        return dtype
+    if value.kind == "device":
+        if value.name != "cpu":
+            raise ReplayError(f"device {value.name} is not this host's")
+        return torch.device("cpu")
+    if value.kind == "layout":
+        layout = getattr(torch, value.name, None)
+        if not isinstance(layout, torch.layout):
+            raise ReplayError(f"unknown layout {value.name}")
+        return layout
+    if value.kind == "memory_format":
+        fmt = getattr(torch, value.name, None)
+        if not isinstance(fmt, torch.memory_format):
+            raise ReplayError(f"unknown memory format {value.name}")
+        return fmt
+    import triton.language as tl
+    return tl.core.dtype(value.name)
+
+
+def _op(name: str):
+    _, packet, overload = name.split(".")
+    if packet in _DENIED or packet.startswith("_foreach"):
+        raise ReplayError(f"{name} is not replayed")
+    try:
+        return getattr(getattr(torch.ops.aten, packet), overload)
+    except AttributeError:
+        raise ReplayError(f"unknown aten operator {name}") from None
+
+
+def _poison(tensors: list[torch.Tensor]) -> None:
+    for t in tensors:
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.dtype == torch.bool:
+            t.fill_(True)
+        else:
+            t.view(torch.uint8).fill_(0x5A) if t.is_contiguous() else t.fill_(0x5A)
+
+
+class Replay:
+    def __init__(self, trace: Trace, inputs: list[torch.Tensor], constants: list[torch.Tensor],
+                 kernels: ModuleType, kernel_names: list[str], counter: Any) -> None:
+        self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
+        self.storages: dict[int, torch.UntypedStorage] = {}
+        for s in trace.storages:
+            if s.source == "input":
+                pool = inputs
+            elif s.source == "constant":
+                pool = constants
+            else:
+                continue
+            if s.index >= len(pool) or pool[s.index].untyped_storage().nbytes() != s.nbytes:
+                raise ReplayError(f"storage {s.id} ({s.source} {s.index}) does not match what was sent")
+            self.storages[s.id] = pool[s.index].untyped_storage()
+        self._created = {s.id: s for s in trace.storages if s.source == "step"}
+
+    def tensor(self, ref: TensorRef) -> torch.Tensor:
+        storage = self.storages.get(ref.storage)
+        if storage is None:
+            raise ReplayError(f"storage {ref.storage} is used before any step creates it")
+        dtype = getattr(torch, ref.dtype, None)
+        if not isinstance(dtype, torch.dtype):
+            raise ReplayError(f"unknown dtype {ref.dtype}")
+        if len(ref.size) != len(ref.stride):
+            raise ReplayError("size and stride disagree")
+        try:
+            return torch.empty(0, dtype=dtype).set_(storage, ref.offset, ref.size, ref.stride)
+        except RuntimeError as exc:
+            raise ReplayError(f"a tensor does not fit its storage: {exc}") from None
+
+    def decode(self, value: Any) -> Any:
+        if isinstance(value, TensorRef):
+            return self.tensor(value)
+        if isinstance(value, Special):
+            return _special(value)
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        return value
+
+    def run(self) -> list[torch.Tensor]:
+        for index, step in enumerate(self.trace.steps):
+            try:
+                if isinstance(step, AtenStep):
+                    self._aten(index, step)
+                else:
+                    self._launch(step)
+            except ReplayError:
+                raise
+            except Exception as exc:  # the step itself failed: the trace does not replay
+                what = step.op if isinstance(step, AtenStep) else f"launch of {step.kernel}"
+                raise ReplayError(f"step {index} ({what}) failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+        with self.counter.paused():
+            return [self.tensor(r).clone() for r in self.trace.outputs]
+
+    def _aten(self, index: int, step: AtenStep) -> None:
+        func = _op(step.op)
+        with self.counter.paused():
+            args = self.decode(step.args)
+            kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
+        out = func(*args, **kwargs)
+        leaves = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        for leaf_index, sid in step.creates:
+            expected = self._created.get(sid)
+            if expected is None or expected.index != index or leaf_index >= len(leaves):
+                raise ReplayError(f"step {index} does not create storage {sid}")
+            self.storages[sid] = leaves[leaf_index].untyped_storage()
+        if step.op.split(".")[1] in _ALLOCATIONS:
+            with self.counter.paused():
+                _poison(leaves)
+
+    def _launch(self, step) -> None:
+        if step.kernel not in self.names:
+            raise ReplayError(f"kernel {step.kernel} is not a rebuilt kernel")
+        kernel = getattr(self.kernels, step.kernel)
+        with self.counter.paused():
+            args = self.decode(step.args)
+            kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
+        kernel[tuple(step.grid)](*args, **kwargs)

@@ -1,0 +1,21 @@
+"""Trusted accounting, class 1/2: a kernel body reaches numpy through the interpreter's injected globals and does its arithmetic uncounted."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gelu_bias_np(x_ptr, b_ptr, out_ptr, n, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0.0) + tl.load(b_ptr + offs % N, mask=m, other=0.0)
+    half = np.float32(0.5).item()  # numpy, reachable in the interpreter's globals
+    tl.store(out_ptr + offs, half * v * (1.0 + tl.math.erf(v * 0.7071067811865476)), mask=m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        out = torch.empty_like(x)
+        gelu_bias_np[(triton.cdiv(x.numel(), 1024),)](x, bias, out, x.numel(), x.shape[-1], BLOCK=1024)
+        return out
