@@ -32,20 +32,23 @@ def submission(at_import: str = "", forward: str = GOOD_FORWARD) -> str:
     return HEAD + at_import + BODY.format(forward=forward)
 
 
+SPARE_CHILDREN = 3  # candidate, reference and replayer, forked ahead for the next request
+
+
 def leftovers(root: int) -> list[int]:
-    """Live processes below zygote `root`, less its one idle spare evaluator and the spare's two idle
-    children (candidate and reference, forked ahead for the next request, each with no children of
+    """Live processes below zygote `root`, less its one idle spare evaluator and the spare's idle
+    children (SPARE_CHILDREN of them, forked ahead for the next request, each with no children of
     its own). Escapees would be reparented to the zygote (a child subreaper), so they count here too."""
     children = _children()
     found = descendants(root, children)
     spares = [pid for pid in children.get(root, [])
-              if len(children.get(pid, [])) == 2 and not any(children.get(c) for c in children[pid])]
+              if len(children.get(pid, [])) == SPARE_CHILDREN and not any(children.get(c) for c in children[pid])]
     allowed = set(spares[:1]) | set(children.get(spares[0], []) if spares else [])
     return [pid for pid in found if pid not in allowed]
 
 
 def settled_leftovers(root: int, within_s: float = 3.0) -> list[int]:
-    """leftovers() once the freshly forked spare has finished forking its own two children."""
+    """leftovers() once the freshly forked spare has finished forking its own children."""
     deadline = time.monotonic() + within_s
     while True:
         found = leftovers(root)

@@ -46,8 +46,8 @@ EXPECTED: dict[str, Expect] = {
                                                 evidence="no reference module on the stack"),
     # 4 decoy kernel
     "a07_decoy_kernel.py": Expect("silu_mul", "flag", "decoy_kernel", "runtime-check"),
-    "a08_decoy_forged_launch_count.py": Expect("scale_shift_relu", "harmless", None, "none", correct=True,
-                                               gap="launch counts are reported by the child, which can forge them"),
+    "a08_decoy_forged_launch_count.py": Expect("scale_shift_relu", "flag", "decoy_kernel", "replay",
+                                               evidence="No Triton kernel ran in the counted call"),
     # 5 freed memory
     "a09_freed_memory.py": Expect("gelu_bias", "harmless", None, "process", correct=False),
     # 6 caches

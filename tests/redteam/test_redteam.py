@@ -81,7 +81,8 @@ def test_attack_meets_its_pinned_outcome(name):
     score, _ = reward.score(result)
     flags = result.flags + result.static.flags
     text = " | ".join(filter(None, [result.load and result.load.error,
-                                    result.correctness and result.correctness.error, result.log]))
+                                    result.correctness and result.correctness.error,
+                                    result.performance and result.performance.note, result.log]))
     described = f"{name}: score={score} flags={flags} text={text[:600]!r}"
     assert not any(canary in text for canary in CANARIES.values()), f"a secret leaked: {described}"
     if exp.outcome == "flag":

@@ -95,6 +95,14 @@ class Replay:
             raise ReplayError(f"unknown dtype {ref.dtype}")
         if len(ref.size) != len(ref.stride):
             raise ReplayError("size and stride disagree")
+        if any(st < 0 for st in ref.stride):
+            raise ReplayError("negative strides are not replayed")
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        if 0 not in ref.size:  # torch's set_ would grow the storage rather than refuse: check the extent here
+            last = ref.offset + sum((n - 1) * st for n, st in zip(ref.size, ref.stride))
+            if (last + 1) * itemsize > storage.nbytes():
+                raise ReplayError(f"a tensor view reaches past its storage ({(last + 1) * itemsize} > "
+                                  f"{storage.nbytes()} bytes)")
         try:
             return torch.empty(0, dtype=dtype).set_(storage, ref.offset, ref.size, ref.stride)
         except RuntimeError as exc:
