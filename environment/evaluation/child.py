@@ -16,9 +16,12 @@ import types
 from typing import Any, NoReturn
 
 import torch
+from pydantic import ValidationError
 
 from environment.evaluation import frames, sandbox
 from environment.evaluation.launches import LaunchCounter
+from environment.evaluation.protocol import (COMMAND, Count, Counted, Exit, Fetch, Fetched, Job, Loaded, Ran, Reply,
+                                             ReplayJob, Run, Stage, Staged, Time, Timed, TraceCall, Traced, Unknown)
 
 
 def _fmt_exc(exc: BaseException, filename: str) -> str:
@@ -54,18 +57,19 @@ def _close_other_fds(keep: set[int]) -> None:
 CHILD_FAILED = 70  # exit status of a child whose own loop failed (e.g. its channel was closed under it)
 
 
-def _read_job(nonce: str, cmd_fd: int) -> dict[str, Any]:
+def _read_job(nonce: str, cmd_fd: int) -> tuple[Job, list[Any]]:
+    """The job and its constructor arguments (tensors sent beside the header put back in place)."""
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-    header["init_args"] = [tensors[a["__tensor__"]] if isinstance(a, dict) and "__tensor__" in a else a
-                           for a in header["init_args"]]
-    return header
+    job = Job.model_validate(header)
+    init = [tensors[a["__tensor__"]] if isinstance(a, dict) and "__tensor__" in a else a for a in job.init_args]
+    return job, init
 
 
 def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
     """Entry point right after fork: wait for the job, then serve commands. Never returns."""
     code = 0
     try:
-        _run(_read_job(nonce, cmd_fd), cmd_fd, res_fd)
+        _run(*_read_job(nonce, cmd_fd), cmd_fd, res_fd)
     except BaseException:  # the child's own failure: the evaluator sees a closed channel and the log
         traceback.print_exc()
         code = CHILD_FAILED
@@ -75,13 +79,12 @@ def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
         os._exit(code)
 
 
-def _send(res_fd: int, nonce: str, header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> None:
-    frames.write_frame(res_fd, frames.encode(dict(header, nonce=nonce), list(tensors)))
+def _send(res_fd: int, reply: Reply, tensors: list[torch.Tensor] = ()) -> None:
+    frames.write_frame(res_fd, frames.encode(reply.model_dump(mode="json"), list(tensors)))
 
 
-def enter_child(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
+def enter_child(tmpdir: str, cmd_fd: int, res_fd: int) -> None:
     """Redirect output to the log, keep only the two channels open and move into the temp dir."""
-    tmpdir = job["tmpdir"]
     log_fd = os.open(os.path.join(tmpdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     null_fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_fd, 0)
@@ -95,41 +98,41 @@ def enter_child(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     os.environ["TRITON_CACHE_DIR"] = os.path.join(tmpdir, "triton-cache")  # the only writable place
 
 
-def enter_sandbox(job: dict[str, Any]) -> dict[str, Any]:
+def enter_sandbox(job: Job | ReplayJob) -> dict[str, Any]:
     """Apply rlimits, Landlock and seccomp; returns the layers applied. A layer the host refuses
     (an older kernel, a container's own seccomp policy) is reported and flagged as degraded rather
     than taking the whole service down; the others still stand."""
-    limits = job["limits"]
+    limits = job.limits
     sandbox.scrub_environment()
-    sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits["memory_mb"] * 2**20 if limits["memory_mb"] else None,
-                          limits["cpu_seconds"], limits["max_file_mb"] * 2**20)
+    sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits.memory_mb * 2**20 if limits.memory_mb else None,
+                          limits.cpu_seconds, limits.max_file_mb * 2**20)
     layers: dict[str, Any] = {"landlock": 0, "seccomp": False}
-    if limits.get("landlock"):
+    if limits.landlock:
         try:
-            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [job["tmpdir"]],
+            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [job.tmpdir],
                                                         sandbox.exec_roots())
         except OSError as exc:
             layers["landlock_error"] = str(exc)
-    if limits.get("seccomp"):
+    if limits.seccomp:
         try:
-            layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job["backend"] == "cuda",
-                                                      allow_exec=job["backend"] == "cuda")
+            layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job.backend == "cuda",
+                                                      allow_exec=job.backend == "cuda")
         except Exception as exc:  # pyseccomp raises RuntimeError/OSError when the filter cannot load
             layers["seccomp_error"] = f"{type(exc).__name__}: {exc}"
     return layers
 
 
-def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
-    tmpdir, nonce = job["tmpdir"], job["nonce"]
-    enter_child(job, cmd_fd, res_fd)
-    source_path = os.path.join(tmpdir, "submission.py")
+def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
+    nonce = job.nonce
+    enter_child(job.tmpdir, cmd_fd, res_fd)
+    source_path = os.path.join(job.tmpdir, "submission.py")
     with open(source_path, "w") as fh:
-        fh.write(job["source"])
+        fh.write(job.source)
 
-    if job["backend"] == "cpu":  # before the sandbox: these read files outside the child's reach
+    if job.backend == "cpu":  # before the sandbox: these read files outside the child's reach
         from environment.evaluation.modeled import autotune, counting  # noqa: F401
         from environment.evaluation.replay import recorder
-        autotune.install(tolerance=job.get("tolerance"))  # multi-config autotune picks by modeled time
+        autotune.install(tolerance=job.tolerance)  # multi-config autotune picks by modeled time
         recorder.install()
 
     layers = enter_sandbox(job)
@@ -140,69 +143,84 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     module.__file__ = source_path
     sys.modules["submission"] = module
     try:
-        exec(compile(job["source"], source_path, "exec"), module.__dict__)
-        cls = getattr(module, job["class_name"])
-        torch.manual_seed(job["init_seed"])
+        exec(compile(job.source, source_path, "exec"), module.__dict__)
+        cls = getattr(module, job.class_name)
+        torch.manual_seed(job.init_seed)
         models = {}
 
         def build(init: list) -> Any:
             """One model per constructor arguments, each built under the same seed as the reference."""
-            key = json.dumps(init)
+            key = json.dumps(init, default=id)
             if key not in models:
-                torch.manual_seed(job["init_seed"])
+                torch.manual_seed(job.init_seed)
                 models[key] = cls(*init)
                 if isinstance(models[key], torch.nn.Module):
                     models[key].eval()
             return models[key]
 
-        build(job["init_args"])
+        build(init_args)
     except BaseException as exc:  # the submission's fault: report it as data
-        _send(res_fd, nonce, {"kind": "loaded", "ok": False, "error": _fmt_exc(exc, source_path), "layers": layers})
+        _send(res_fd, Loaded(kind="loaded", nonce=nonce, ok=False, error=_fmt_exc(exc, source_path), layers=layers))
         return
-    _send(res_fd, nonce, {"kind": "loaded", "ok": True, "layers": layers})
+    _send(res_fd, Loaded(kind="loaded", nonce=nonce, ok=True, layers=layers))
 
-    device = torch.device(job["device"])
+    device = torch.device(job.device)
     staged: list[list[torch.Tensor]] = []
     staged_model = None
     timed_outputs: list[list[torch.Tensor]] = []
     while True:
         header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 3600)
-        cmd = header.get("cmd")
-        if cmd == "exit":
+        try:
+            cmd = COMMAND.validate_python(header)
+        except ValidationError as exc:
+            _send(res_fd, Unknown(kind="error", nonce=nonce, ok=False, error=f"unknown command: {exc.errors()[0]}"))
+            continue
+        if isinstance(cmd, Exit):
             return
         try:
-            model = build(header["init"]) if isinstance(header.get("init"), list) else build(job["init_args"])
-            if cmd == "run":
-                _send(res_fd, nonce, *_cmd_run(model, header, tensors, device, audit_events, source_path))
-            elif cmd == "stage":
-                arity = int(header["arity"])
-                staged = [[t.to(device) for t in tensors[i:i + arity]] for i in range(0, len(tensors), arity)]
+            model = build(cmd.init) if cmd.init is not None else build(init_args)
+            if isinstance(cmd, Run):
+                reply, out = _cmd_run(model, cmd, tensors, device, audit_events)
+                _send(res_fd, reply, out)
+            elif isinstance(cmd, Stage):
+                staged = [[t.to(device) for t in tensors[i:i + cmd.arity]] for i in range(0, len(tensors), cmd.arity)]
                 timed_outputs, staged_model = [], model
-                _send(res_fd, nonce, {"kind": "staged", "ok": True, "sets": len(staged)})
-            elif cmd == "time":
-                timed_outputs, elapsed = _cmd_time(staged_model, staged, device, bool(header.get("skip_model")))
+                _send(res_fd, Staged(kind="staged", nonce=nonce, ok=True, sets=len(staged)))
+            elif isinstance(cmd, Time):
+                timed_outputs, elapsed = _cmd_time(staged_model, staged, device, cmd.skip_model)
                 # digests bind the outputs to this timed call: the work cannot be moved to "fetch"
-                _send(res_fd, nonce, {"kind": "timed", "ok": True, "elapsed_s": elapsed,
-                                      "digests": [_digest(o) for o in timed_outputs]})
-            elif cmd == "fetch":
-                _send(res_fd, nonce, {"kind": "fetched", "ok": True}, timed_outputs[int(header["index"])])
-            elif cmd == "count":  # the reference only: its own process, trusted task code
-                from environment.evaluation.modeled.counting import CostCounter
-                inputs = [t.to(device) for t in tensors]
-                counter = CostCounter()
-                start = time.perf_counter()
-                with torch.no_grad(), counter:
-                    out = model(*inputs)
-                compute = time.perf_counter() - start
-                items, _ = _outputs(out)
-                _send(res_fd, nonce, {"kind": "counted", "ok": True, "report": counter.report(outputs=items),
-                                      "compute_s": compute}, [t.detach().to("cpu") for t in items])
-            elif cmd == "trace":  # the candidate: a claim of what it did, replayed elsewhere
-                _send(res_fd, nonce, *_cmd_trace(model, tensors, device))
-            else:
-                _send(res_fd, nonce, {"kind": "error", "ok": False, "error": f"unknown command {cmd!r}"})
+                _send(res_fd, Timed(kind="timed", nonce=nonce, ok=True, elapsed_s=elapsed,
+                                    digests=[_digest(o) for o in timed_outputs]))
+            elif isinstance(cmd, Fetch):
+                _send(res_fd, Fetched(kind="fetched", nonce=nonce, ok=True), timed_outputs[cmd.index])
+            elif isinstance(cmd, Count):  # the reference only: its own process, trusted task code
+                reply, out = _cmd_count(model, tensors, device)
+                _send(res_fd, reply.model_copy(update={"nonce": nonce}), out)
+            elif isinstance(cmd, TraceCall):  # the candidate: a claim of what it did, replayed elsewhere
+                reply, out = _cmd_trace(model, tensors, device)
+                _send(res_fd, reply.model_copy(update={"nonce": nonce}), out)
         except BaseException as exc:
-            _send(res_fd, nonce, {"kind": cmd, "ok": False, "error": _fmt_exc(exc, source_path)})
+            _send(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
+
+
+_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "fetch": Fetched, "count": Counted, "trace": Traced}
+
+
+def _failure(cmd: str, nonce: str, error: str) -> Reply:
+    return _REPLY_OF[cmd](kind=cmd, nonce=nonce, ok=False, error=error)
+
+
+def _cmd_count(model, tensors, device):
+    from environment.evaluation.modeled.counting import CostCounter
+    inputs = [t.to(device) for t in tensors]
+    counter = CostCounter()
+    start = time.perf_counter()
+    with torch.no_grad(), counter:
+        out = model(*inputs)
+    compute = time.perf_counter() - start
+    items, _ = _outputs(out)
+    return (Counted(kind="counted", nonce="", ok=True, report=counter.report(outputs=items), compute_s=compute),
+            [t.detach().to("cpu") for t in items])
 
 
 def _cmd_trace(model, tensors, device):
@@ -215,10 +233,10 @@ def _cmd_trace(model, tensors, device):
     compute = time.perf_counter() - start
     items, plain = _outputs(out)
     if not plain:
-        return {"kind": "traced", "ok": False, "error": "forward must return plain tensors"}, []
+        return Traced(kind="traced", nonce="", ok=False, error="forward must return plain tensors"), []
     trace, constants = recorder.finish(items)
-    return ({"kind": "traced", "ok": True, "trace": trace.model_dump(mode="json"), "outputs": len(items),
-             "compute_s": compute}, [t.detach().to("cpu") for t in items] + constants)
+    return (Traced(kind="traced", nonce="", ok=True, trace=trace, outputs=len(items), compute_s=compute),
+            [t.detach().to("cpu") for t in items] + constants)
 
 
 def _sync(device: torch.device) -> None:
@@ -226,7 +244,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def _cmd_run(model, header, tensors, device, audit_events, source_path):
+def _cmd_run(model, cmd: Run, tensors, device, audit_events):
     """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
     the outputs, whether the inputs were written to, and the Triton launches of the first run."""
     inputs = [t.to(device) for t in tensors]
@@ -234,7 +252,7 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
     plain_all, mutated, n_out, compute = True, False, 0, 0.0
-    for rep in range(int(header.get("repeat", 1))):
+    for rep in range(cmd.repeat):
         args = [t.clone() for t in inputs]
         start = time.perf_counter()
         with torch.no_grad(), LaunchCounter() as counter:
@@ -249,8 +267,8 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
         if rep == 0:
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
-    return ({"kind": "ran", "ok": True, "plain": plain_all, "mutated": mutated, "launches": launches,
-             "outputs": n_out, "audit": list(audit_events), "compute_s": compute}, outs if plain_all else [])
+    return (Ran(kind="ran", nonce=cmd.nonce, ok=True, plain=plain_all, mutated=mutated, launches=launches,
+                outputs=n_out, audit=list(audit_events), compute_s=compute), outs if plain_all else [])
 
 
 def _cmd_time(model, staged, device, skip_model: bool = False):

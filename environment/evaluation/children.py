@@ -9,9 +9,11 @@ import time
 from typing import Any, Optional
 
 import torch
+from pydantic import BaseModel
 
 from environment.evaluation import frames
 from environment.evaluation.child import CHILD_FAILED, child_main
+from environment.evaluation.protocol import Job, Reply, parse
 
 
 class ChildDied(Exception):
@@ -42,24 +44,6 @@ def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
     return "it stopped unexpectedly", False
 
 
-_FIELD_TYPES = {"ok": bool, "plain": bool, "mutated": bool, "outputs": int, "launches": dict, "audit": list,
-                "compute_s": (int, float), "elapsed_s": (int, float), "report": dict, "error": str, "sets": int,
-                "digests": list, "trace": dict}
-
-
-def check_reply(reply: dict[str, Any]) -> None:
-    """Every field the evaluator reads must have its type: a forged frame is a protocol violation,
-    not a crash of the trusted side."""
-    for key, kind in _FIELD_TYPES.items():
-        if key in reply and reply[key] is not None and not isinstance(reply[key], kind):
-            raise frames.FrameError(f"reply field {key!r} has type {type(reply[key]).__name__}")
-    launches = reply.get("launches") or {}
-    if not all(isinstance(k, str) and isinstance(v, int) for k, v in launches.items()):
-        raise frames.FrameError("launch counts must map kernel names to integers")
-    if not all(isinstance(e, str) for e in reply.get("audit") or ()):
-        raise frames.FrameError("audit events must be strings")
-
-
 class ChildHandle:
     """A child forked before the evaluator has read its request: it inherits no seed, no reference
     module and no other session's data, and gets its job (source, constructor arguments) as a frame."""
@@ -84,24 +68,16 @@ class ChildHandle:
         self.timed_out = False
         self.channel_closed = False
 
-    def start(self, job: dict[str, Any], timeout_s: float) -> None:
-        """Send the job; constructor arguments that are tensors travel as tensors."""
-        self.tmpdir = job["tmpdir"]
-        tensors = [a for a in job["init_args"] if isinstance(a, torch.Tensor)]
-        k = iter(range(len(tensors)))
-        args = [{"__tensor__": next(k)} if isinstance(a, torch.Tensor) else a for a in job["init_args"]]
-        header = dict(job, init_args=args, cmd="job", nonce=self.nonce)
-        try:
-            frames.write_frame(self.cmd_fd, frames.encode(header, tensors), time.monotonic() + timeout_s)
-        except frames.FrameError:
-            self.kill()
-            raise self._died()
+    def start(self, job: Job, tensors: list[torch.Tensor], timeout_s: float) -> None:
+        """Send the job (constructor arguments that are tensors travel beside it, as tensors)."""
+        self.tmpdir = job.tmpdir
+        self.send(job, tensors, timeout_s)
 
-    def send(self, header: dict[str, Any], tensors: list[torch.Tensor], timeout_s: float) -> None:
-        """One frame to the child, as it is (the replayer's job)."""
+    def send(self, message: BaseModel, tensors: list[torch.Tensor], timeout_s: float) -> None:
+        """One command frame: the record as its JSON header, the tensors as raw bytes."""
+        header = dict(message.model_dump(mode="json"), nonce=self.nonce)
         try:
-            frames.write_frame(self.cmd_fd, frames.encode(dict(header, nonce=self.nonce), list(tensors)),
-                               time.monotonic() + timeout_s)
+            frames.write_frame(self.cmd_fd, frames.encode(header, list(tensors)), time.monotonic() + timeout_s)
         except frames.Deadline:
             self.timed_out = True
             self.kill()
@@ -110,9 +86,11 @@ class ChildHandle:
             self.kill()
             raise self._died()
 
-    def receive(self, timeout_s: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def receive(self, reply: type[Reply], timeout_s: float) -> tuple[Reply, list[torch.Tensor]]:
+        """The next reply, validated as `reply` (a refused command reads as protocol.Unknown); a
+        reply that does not validate is a protocol violation (frames.FrameError)."""
         try:
-            return frames.read_frame(self.res_fd, self.nonce, time.monotonic() + timeout_s)
+            header, tensors = frames.read_frame(self.res_fd, self.nonce, time.monotonic() + timeout_s)
         except frames.Deadline:
             self.timed_out = True
             self.kill()
@@ -121,16 +99,16 @@ class ChildHandle:
             self.channel_closed = True
             self.kill()
             raise self._died()
+        try:
+            return parse(reply, header), tensors
+        except ValueError as exc:
+            raise frames.FrameError(str(exc)) from None
 
-    def request(self, header: dict[str, Any], tensors: list[torch.Tensor] = (), timeout_s: float = 30.0):
-        reply, out = self._request(header, tensors, timeout_s)
-        check_reply(reply)
-        return reply, out
-
-    def _request(self, header: dict[str, Any], tensors: list[torch.Tensor], timeout_s: float):
+    def request(self, command: BaseModel, reply: type[Reply], tensors: list[torch.Tensor] = (),
+                timeout_s: float = 30.0) -> tuple[Reply, list[torch.Tensor]]:
         deadline = time.monotonic() + timeout_s
-        self.send(header, tensors, timeout_s)
-        return self.receive(max(0.0, deadline - time.monotonic()))
+        self.send(command, tensors, timeout_s)
+        return self.receive(reply, max(0.0, deadline - time.monotonic()))
 
     def _died(self) -> ChildDied:
         status = self.wait()

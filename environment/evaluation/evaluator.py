@@ -11,12 +11,15 @@ import tempfile
 import time
 from typing import Any, Optional
 
+import torch
+
 
 from environment.config import HarnessConfig
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
 from environment.evaluation.compare import compare
+from environment.evaluation.protocol import Job, Limits, Loaded, Ran, Run
 from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.modeled_bridge import modeled_performance
@@ -44,14 +47,15 @@ def _out_of_memory(error: str) -> bool:
 
 
 def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backend: str, init: list[Any],
-         init_seed: int, workdir: str) -> dict[str, Any]:
-    return {"tmpdir": tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), "source": source,
-            "class_name": class_name,
-            "init_args": init, "init_seed": init_seed, "backend": backend,
-            "device": "cuda" if backend == "cuda" else "cpu", "tolerance": {"atol": task.atol, "rtol": task.rtol},
-            "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
-                       "max_file_mb": config.max_file_mb, "timeout_s": config.timeout_s,
-                       "landlock": config.landlock, "seccomp": config.seccomp}}
+         init_seed: int, workdir: str) -> tuple[Job, list[torch.Tensor]]:
+    """The job record and the constructor arguments that are tensors (they travel beside it)."""
+    tensors = [a for a in init if isinstance(a, torch.Tensor)]
+    k = iter(range(len(tensors)))
+    args = [{"__tensor__": next(k)} if isinstance(a, torch.Tensor) else a for a in init]
+    job = Job(tmpdir=tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), source=source, class_name=class_name,
+              init_args=args, init_seed=init_seed, backend=backend, device="cuda" if backend == "cuda" else "cpu",
+              tolerance={"atol": task.atol, "rtol": task.rtol}, limits=Limits.of(config))
+    return job, tensors
 
 
 class Evaluation:
@@ -83,13 +87,12 @@ class Evaluation:
         cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed, self.workdir)
         ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
                        self.workdir)
-        ref_job["limits"] = dict(ref_job["limits"], seccomp=self.config.seccomp)
         cand, ref, self.replayer = self.children
         log, truncated = "", False
         try:
             try:
-                cand.start(cand_job, self.config.timeout_s)
-                ref.start(ref_job, self.config.timeout_s)
+                cand.start(*cand_job, self.config.timeout_s)
+                ref.start(*ref_job, self.config.timeout_s)
             except ChildDied as died:
                 self._fail_load(died)
             else:
@@ -99,7 +102,7 @@ class Evaluation:
             # No graceful shutdown: the zygote kills this whole process group once the result is out.
             for child in self.children:
                 child.kill()
-            log, truncated = _read_log(os.path.join(cand_job["tmpdir"], "output.log"), self.config.log_cap_bytes)
+            log, truncated = _read_log(os.path.join(cand_job[0].tmpdir, "output.log"), self.config.log_cap_bytes)
             self._lap("cleanup")
         if truncated:
             self.flags.append(F.OUTPUT_TRUNCATED)
@@ -131,31 +134,27 @@ class Evaluation:
     def _stages(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
         timeout = self.config.timeout_s
         try:
-            ref_header, _ = ref.receive(timeout)
+            ref_header, _ = ref.receive(Loaded, timeout)
         except ChildDied as died:
             raise RuntimeError(f"task {self.task.id}: the reference failed to load ({died.reason})") from None
-        if not ref_header.get("ok"):
-            raise RuntimeError(f"task {self.task.id}: the reference failed to load: {ref_header.get('error')}")
+        if not ref_header.ok:
+            raise RuntimeError(f"task {self.task.id}: the reference failed to load: {ref_header.error}")
         try:
-            header, _ = cand.receive(timeout)
+            header, _ = cand.receive(Loaded, timeout)
         except ChildDied as died:
             return self._fail_load(died)
         except FrameError as exc:  # bytes forged onto the result channel at import time
             self.flags.append(F.PROTOCOL_VIOLATION)
             self.load = LoadResult(ok=False, error=f"The result channel violated the protocol while loading: {exc}.")
             return
-        if header.get("kind") != "loaded":
-            self.flags.append(F.PROTOCOL_VIOLATION)
-            self.load = LoadResult(ok=False, error="The child sent an unexpected frame before loading.")
-            return
-        if not header.get("ok"):
-            error = str(header.get("error"))
+        if not header.ok:
+            error = str(header.error)
             if _out_of_memory(error):
                 self.flags.append(F.MEMORY_LIMIT)
             self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
             return
         self.load = LoadResult(ok=True)
-        self._check_layers(header.get("layers") or {})
+        self._check_layers(header.layers)
         self._lap("load")
         try:
             self._correctness(reference, cand, ref)
@@ -189,30 +188,30 @@ class Evaluation:
             init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
             # candidate first, on its own copies; the reference after, in another process
-            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat, "init": init}, inputs, timeout)
-            r_head, r_out = ref.request({"cmd": "run", "repeat": 1, "init": init}, inputs, timeout)
-            if not r_head.get("ok"):
-                raise RuntimeError(f"task {task.id}: the reference failed: {r_head.get('error')}")
-            self.compute_s += float(r_head.get("compute_s", 0.0)) + float(c_head.get("compute_s", 0.0) or 0.0)
-            for event in c_head.get("audit") or ():
+            c_head, c_out = cand.request(Run(repeat=repeat, init=init), Ran, inputs, timeout)
+            r_head, r_out = ref.request(Run(init=init), Ran, inputs, timeout)
+            if not r_head.ok:
+                raise RuntimeError(f"task {task.id}: the reference failed: {r_head.error}")
+            self.compute_s += r_head.compute_s + c_head.compute_s
+            for event in c_head.audit:
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")
-            if not c_head.get("ok"):
-                error = error or f"trial {trial.index} raised {c_head.get('error')}"
-                if _out_of_memory(str(c_head.get("error"))):
+            if not c_head.ok:
+                error = error or f"trial {trial.index} raised {c_head.error}"
+                if _out_of_memory(str(c_head.error)):
                     self.flags.append(F.MEMORY_LIMIT)
                 continue
-            if not c_head.get("plain"):
+            if not c_head.plain:
                 self.flags.append(F.OUTPUT_NOT_TENSOR)
                 error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"
                 break
             if launches is None:
-                launches = c_head.get("launches") or {}
-            n_ref, n_out = int(r_head["outputs"]), int(c_head.get("outputs", 0))
+                launches = c_head.launches
+            n_ref, n_out = r_head.outputs, c_head.outputs
             if n_out != n_ref or len(c_out) != n_out * repeat:
                 error = error or (f"forward returned {n_out} tensor(s), the reference returns {n_ref}: return the "
                                   "same number of outputs")
                 continue
-            mutated |= bool(c_head.get("mutated"))
+            mutated |= c_head.mutated
             ok = True
             for k in range(n_ref):
                 err, m_abs, mm = compare(r_out[k], c_out[k], task.atol, task.rtol, trial.index,

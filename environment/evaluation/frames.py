@@ -116,7 +116,7 @@ def read_frame(fd: int, nonce: Optional[str], deadline: float) -> tuple[dict[str
         raise FrameError("frame header must be a JSON object")
     if nonce is not None and header.get("nonce") != nonce:
         raise FrameError("frame nonce does not match this run")
-    metas = header.get("tensors", [])
+    metas = header.pop("tensors", [])  # a transport detail: the caller gets the tensors themselves
     if not isinstance(metas, list):
         raise FrameError("tensors must be a list")
     sizes = [_validate_meta(m) for m in metas]

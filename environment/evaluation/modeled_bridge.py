@@ -23,10 +23,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from pydantic import ValidationError
-
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
+from environment.evaluation.frames import FrameError
+from environment.evaluation.protocol import Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, TraceCall, Traced
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
@@ -100,7 +100,6 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
                                                   f"failed ({detail}).")
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
     from environment.evaluation.replay.rebuild import rebuild
-    from environment.evaluation.replay.trace import Trace
 
     task, cfg = ev.task, ev.config
     shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
@@ -108,29 +107,34 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
     heldout = make_inputs(reference, shape, "normal", ev.seeds.heldout)
     init = json_init(reference)
 
-    c_head, c_tensors = cand.request({"cmd": "trace", "init": init}, counted, cfg.timeout_s * 4)
-    r_head, r_counted = ref.request({"cmd": "run", "repeat": 1, "init": init}, counted, cfg.timeout_s * 4)
-    h_head, r_heldout = ref.request({"cmd": "count", "init": init}, heldout, cfg.timeout_s * 4)
-    ev.compute_s += sum(float(h.get("compute_s", 0.0) or 0.0) for h in (c_head, r_head, h_head))
-    if not (r_head.get("ok") and h_head.get("ok")):
+    try:
+        c_head, c_tensors = cand.request(TraceCall(init=init), Traced, counted, cfg.timeout_s * 4)
+    except FrameError as exc:  # a forged or malformed trace: the child's channel broke the protocol
+        return _no_credit(F.PROTOCOL_VIOLATION, f"The counted call's reply broke the protocol ({exc}).")
+    r_head, r_counted = ref.request(Run(init=init), Ran, counted, cfg.timeout_s * 4)
+    h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
+    ev.compute_s += c_head.compute_s + r_head.compute_s + h_head.compute_s
+    if not (r_head.ok and h_head.ok):
         raise RuntimeError(f"task {task.id}: the reference failed on the counted inputs: "
-                           f"{r_head.get('error') or h_head.get('error')}")
-    if not c_head.get("ok"):
-        return _no_credit(None, f"The counted run failed: {c_head.get('error')}.")
-    n_out = int(c_head["outputs"])
+                           f"{r_head.error or h_head.error}")
+    if not c_head.ok:
+        return _no_credit(None, f"The counted run failed: {c_head.error}.")
+    n_out = c_head.outputs
     wrong = _first_mismatch(r_counted, c_tensors[:n_out], task, shape)
     if wrong:
         return ModeledOutcome(PerformanceResult(note="The counted run returned a wrong result."),
                               wrong=f"The counted run on fresh inputs returned a wrong result ({wrong})")
-    try:
-        trace = Trace.model_validate(c_head["trace"])
-    except (ValidationError, KeyError, TypeError) as exc:
-        return _no_credit(F.PROTOCOL_VIOLATION, f"The trace of the counted call is malformed ({str(exc)[:200]}).")
+    trace = c_head.trace
+    if trace is None:
+        return _no_credit(F.PROTOCOL_VIOLATION, "The counted call's reply carries no trace.")
     if trace.unreplayable:
         return _no_credit(F.UNREPLAYABLE, f"The counted call cannot be replayed by the harness: {trace.unreplayable}. "
                                           "Keep forward to PyTorch (aten) ops and launches of module-level "
                                           "@triton.jit kernels on the given tensors.")
-    rebuilt = rebuild(ev.source)
+    try:
+        rebuilt = rebuild(ev.source)
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:  # the static check bounds depth first
+        return _no_credit(F.UNREPLAYABLE, f"The kernels cannot be rebuilt from the source ({type(exc).__name__}).")
     missing = sorted({s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels))
     if missing:
         why = rebuilt.refused.get(missing[0], "it is not a module-level @triton.jit function")
@@ -164,7 +168,7 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
         cand_cost = model_cost(report["launches"], spec, tolerance)
     except (KeyError, TypeError, ValueError) as exc:
         return _no_credit(F.INVALID_COST, f"The replay's cost records are invalid ({exc}).")
-    ref_cost = model_cost(h_head["report"]["launches"], spec, tolerance)
+    ref_cost = model_cost(h_head.report["launches"], spec, tolerance)
     output_bytes = sum(t.numel() * t.element_size() for t in r_heldout)
     invalid = validate_cost(cand_cost, output_bytes, spec)
     if invalid:
@@ -193,20 +197,14 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
 def _replay(ev: Any, trace: Any, rebuilt: Any, heldout: list, constants: list):
     """(report, outputs) of the trusted replay, or the outcome that ends the stage."""
     import tempfile
-    job = {"tmpdir": tempfile.mkdtemp(prefix="replay-", dir=ev.workdir), "module": rebuilt.source,
-           "digest": rebuilt.digest, "kernels": rebuilt.kernels, "trace": trace.model_dump(mode="json"),
-           "inputs": len(heldout), "backend": ev.backend,
-           "limits": {"memory_mb": ev.config.memory_mb, "cpu_seconds": ev.config.cpu_seconds,
-                      "max_file_mb": ev.config.max_file_mb, "landlock": ev.config.landlock,
-                      "seccomp": ev.config.seccomp}}
-    replayer = ev.replayer
+    cfg = ev.config
+    job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ev.workdir), module=rebuilt.source,
+                    digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
+                    backend=ev.backend, limits=Limits.of(cfg))
     try:
-        replayer.send(dict(job, cmd="job"), list(heldout) + list(constants), ev.config.timeout_s)
-        head, outputs = replayer.receive(ev.config.timeout_s * 4)
+        head, outputs = ev.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
-    if head.get("kind") != "replayed":
-        raise RuntimeError("the replayer answered out of protocol")
-    if not head.get("ok"):
-        return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.get('error')}.")
-    return head["report"], outputs
+    if not head.ok:
+        return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
+    return head.report, outputs

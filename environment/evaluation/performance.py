@@ -10,6 +10,7 @@ from typing import Any
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
+from environment.evaluation.protocol import Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
 
 # Beyond these a speedup is implausible for a correct kernel of these tasks (KernelBench flags >10x).
@@ -22,12 +23,12 @@ def stats(samples_s: list[float]) -> TimingStats:
                        std_ms=statistics.pstdev(ms) if len(ms) > 1 else 0.0, samples=len(ms))
 
 
-def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float, dict]:
+def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float, Timed]:
     start = time.perf_counter()
-    head, _ = child.request({"cmd": "time", "skip_model": skip_model}, (), timeout)
+    head, _ = child.request(Time(skip_model=skip_model), Timed, (), timeout)
     wall = time.perf_counter() - start
-    if not head.get("ok"):
-        raise RuntimeError(head.get("error"))
+    if not head.ok:
+        raise RuntimeError(head.error)
     return wall, head
 
 
@@ -51,23 +52,23 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
         flat = [t for s in sets for t in s]
         digests: dict[int, list] = {}
         for child in ((ref, cand) if rnd % 2 == 0 else (cand, ref)):
-            child.request({"cmd": "stage", "arity": len(sets[0]), "init": init}, flat, cfg.timeout_s)
+            child.request(Stage(arity=len(sets[0]), init=init), Staged, flat, cfg.timeout_s)
             if child.pid not in null:  # the loop, flush and channel without the model
                 null[child.pid] = statistics.median(_round_trip(child, cfg.timeout_s, True)[0] for _ in range(3))
             wall, head = _round_trip(child, cfg.timeout_s)
-            ev.compute_s += float(head.get("elapsed_s", 0.0))
-            digests[child.pid] = head.get("digests") or []
+            ev.compute_s += max(head.elapsed_s, 0.0)
+            digests[child.pid] = head.digests
             per_call = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
-                if float(head.get("elapsed_s", 0.0)) > wall * 1.05:  # no child outlasts its parent's wait
+                if head.elapsed_s > wall * 1.05:  # no child outlasts its parent's wait
                     ev.flags.append(F.PROTOCOL_VIOLATION)
                     return PerformanceResult(note="The child's timer disagrees with the evaluator's clock.")
                 if child is cand:
-                    hints.append(float(head["elapsed_s"]) / cfg.timing_calls)
+                    hints.append(head.elapsed_s / cfg.timing_calls)
             samples[child.pid].append(per_call)
         j = rng.randrange(cfg.timing_calls)
-        _, c_out = cand.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
-        _, r_out = ref.request({"cmd": "fetch", "index": j}, (), cfg.timeout_s)
+        _, c_out = cand.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
+        _, r_out = ref.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
         if j >= len(digests[cand.pid]) or digests[cand.pid][j] != _digest(c_out):
             ev.flags.append(F.PROTOCOL_VIOLATION)
             return PerformanceResult(note="A fetched output differs from the one reported when it was timed.")

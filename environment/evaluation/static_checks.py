@@ -20,6 +20,21 @@ MAX_SOURCE_BYTES = 256 * 1024
 _PARSE_LOCK = threading.Lock()
 
 
+# Deeper trees than this would exhaust the recursion of the harness's own passes over the tree
+# (this visitor, the kernel rebuild, ast.unparse): honest code stays far below it.
+MAX_AST_DEPTH = 100
+
+
+def _depth(tree: ast.AST) -> int:
+    """Depth of the syntax tree, walked without recursion."""
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, level = todo.pop()
+        deepest = max(deepest, level)
+        todo.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def _parse(source: str, filename: str = "<unknown>") -> ast.Module:
     with _PARSE_LOCK:
         return ast.parse(source, filename=filename)
@@ -219,11 +234,19 @@ def check_source(source: str, reference_code: str) -> StaticResult:
         return StaticResult(ok=False, errors=["The submission is not valid UTF-8 text: send plain Python source."])
     try:
         tree = _parse(source, filename="submission.py")
+    except (RecursionError, MemoryError):
+        return StaticResult(ok=False, errors=["The submission nests expressions too deeply for the parser: split "
+                                              "long chained expressions into several statements."])
     except SyntaxError as exc:
         line = (exc.text or "").rstrip()
         return StaticResult(ok=False, errors=[f"SyntaxError at line {exc.lineno}: {exc.msg}"
                                               + (f" in `{line.strip()}`" if line else "")
                                               + ". Fix the syntax; the module must import cleanly."])
+    depth = _depth(tree)
+    if depth > MAX_AST_DEPTH:
+        return StaticResult(ok=False, errors=[f"The submission's syntax tree is {depth} levels deep, over the "
+                                              f"{MAX_AST_DEPTH}-level limit every harness pass is built for: split "
+                                              "long chained expressions into several statements."])
     visitor = _Visitor()
     visitor.visit(tree)
     errors = [f.message for f in visitor.findings]

@@ -139,4 +139,14 @@ EXPECTED: dict[str, Expect] = {
     "a72_decorator_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a74_constant_side_effect.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild", correct=True),
+    # found by an attacker's review of the replay (reviewer r01-r06)
+    "a76_combine_fn_uncounted.py": Expect("causal_attention", "harmless", "cross_program_race", "replay",
+                                          correct=True),
+    "a77_combine_fn_mlp.py": Expect("mlp_block", "harmless", "cross_program_race", "replay", correct=True),
+    "a78_combine_fn_cross_entropy.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
+    "a79_deep_constant_expression.py": Expect("gelu_bias", "harmless", None, "static", correct=False,
+                                              evidence="nests expressions too deeply"),
+    "a80_deep_kernel_expression.py": Expect("gelu_bias", "harmless", None, "static", correct=False,
+                                            evidence="levels deep"),
+    "a81_aten_op_without_flops.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True),
 }

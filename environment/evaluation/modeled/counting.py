@@ -26,7 +26,10 @@ REPORT_VERSION = 1
 
 
 class CostCounter:
-    def __init__(self) -> None:
+    def __init__(self, lifts_are_copies: bool = False) -> None:
+        """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
+        lift copies a constant of the trace; never free data movement)."""
+        self.lifts_are_copies = lifts_are_copies
         self.launch: TritonLaunch | None = None   # the Triton launch running now
         self._outer: list[TritonLaunch | None] = []
         self.records: list[dict] = []
@@ -84,6 +87,8 @@ class CostCounter:
                 self.aten_in_kernel.append(f"{func} in {self.launch.name}")
             return
         kind = classify(func)
+        if kind == "host" and self.lifts_are_copies:
+            kind = "launch"
         if kind in ("allocation", "host"):
             for t in [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, torch.Tensor)]:
                 self.ledger.host_data(tensor_sectors(t))

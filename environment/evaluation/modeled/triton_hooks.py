@@ -36,9 +36,19 @@ def pop(sink) -> None:
 
 
 def _counting():
-    """The sink to charge an operation to, when a program body is running."""
+    """The sink to charge an elementwise operation to, when a program body is running (not inside a
+    reduction's combine function: the reduction is charged once per element at its entry)."""
     sink = current()
     if sink is None or sink.launch is None or sink.launch.suppress:
+        return None
+    return sink
+
+
+def _counting_always():
+    """The sink to charge memory traffic and dots to: *whoever* issues them, a combine function too
+    (suppressing them there let a combine function do a whole kernel's loads, dots and stores free)."""
+    sink = current()
+    if sink is None or sink.launch is None:
         return None
     return sink
 
@@ -53,38 +63,39 @@ class _NativeProxy:
         return getattr(self._native, name)
 
     def load(self, ptrs, mask, other, dtype):
-        sink = _counting()
+        sink = _counting_always()
         if sink is not None:
             sink.launch.access("read", ptrs, mask, np.dtype(dtype).itemsize)
         return self._native.load(ptrs, mask, other, dtype)
 
     def store(self, ptrs, value, mask):
-        sink = _counting()
+        sink = _counting_always()
         if sink is not None:
             sink.launch.access("write", ptrs, mask, value.dtype.itemsize)
         return self._native.store(ptrs, value, mask)
 
     def atomic_rmw(self, op, ptrs, value, mask, sem):
-        sink = _counting()
+        sink = _counting_always()
         if sink is not None:
             sink.launch.access("atomic", ptrs, mask, value.dtype.itemsize)
         return self._native.atomic_rmw(op, ptrs, value, mask, sem)
 
     def atomic_cas(self, ptrs, cmp, value, sem):
-        sink = _counting()
+        sink = _counting_always()
         if sink is not None:
             sink.launch.access("atomic", ptrs, None, value.dtype.itemsize)
         return self._native.atomic_cas(ptrs, cmp, value, sem)
 
 
-def _after(cls, name, charge):
-    """Wrap cls.name so that charge(sink, result, *args) runs after it while counting."""
+def _after(cls, name, charge, always: bool = False):
+    """Wrap cls.name so that charge(sink, result, *args) runs after it while counting (with
+    always=True inside a reduction's combine function too)."""
     original = getattr(cls, name)
 
     @functools.wraps(original)
     def hooked(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
-        sink = _counting()
+        sink = _counting_always() if always else _counting()
         if sink is not None:
             charge(sink, result, *args, **kwargs)
         return result
@@ -178,8 +189,8 @@ def install() -> None:
     _after(builder, "create_fma", _elementwise(2))
     for name in ("create_erf", "create_rsqrt", "create_fabs"):  # these bypass unary_op
         _after(builder, name, _elementwise(0))
-    _after(builder, "create_dot", _dot)
-    _after(builder, "create_dot_scaled", _dot_scaled)
+    _after(builder, "create_dot", _dot, always=True)
+    _after(builder, "create_dot_scaled", _dot_scaled, always=True)
 
     original_set_grid_idx = builder.set_grid_idx
 

@@ -18,7 +18,7 @@ from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Tr
 _ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
 # aten ops that never run in a replay: file I/O, host pinning, reading values back to the host
 _DENIED = {"from_file", "_pin_memory", "pin_memory", "_local_scalar_dense", "item", "set_", "to_mkldnn",
-           "_copy_from", "_copy_from_and_resize", "save", "_nested_tensor_from_mask"}
+           "_copy_from", "_copy_from_and_resize", "save", "_nested_tensor_from_mask", "resize_", "resize_as_"}
 
 
 class ReplayError(Exception):
@@ -50,13 +50,44 @@ def _special(value: Special) -> Any:
 
 
 def _op(name: str):
+    """The aten operator, if the replay has a cost model for it: a FLOP formula
+    (torch.utils.flop_counter), or pointwise/reduction work whose cost is the bytes it moves, or
+    pure data movement. Anything else (a fused matmul without a formula, convolution variants,
+    linear algebra) could hide compute the roofline never charges, so it is not replayed."""
     _, packet, overload = name.split(".")
     if packet in _DENIED or packet.startswith("_foreach"):
         raise ReplayError(f"{name} is not replayed")
     try:
-        return getattr(getattr(torch.ops.aten, packet), overload)
+        op = getattr(getattr(torch.ops.aten, packet), overload)
     except AttributeError:
         raise ReplayError(f"unknown aten operator {name}") from None
+    if not has_cost_model(op):
+        raise ReplayError(f"{name} has no cost model in the replay (no FLOP formula, not pointwise, not a "
+                          "reduction, not data movement): write that part as a Triton kernel or with the ops "
+                          "the reference uses")
+    return op
+
+
+# Memory-bound ops without a pointwise or reduction tag: their cost is the bytes they move.
+_DATA_MOVEMENT = {
+    "copy_", "_to_copy", "cat", "stack", "constant_pad_nd", "repeat", "index_select", "gather", "scatter",
+    "scatter_add", "index", "index_put_", "index_copy", "masked_fill", "masked_fill_", "masked_scatter",
+    "fill_", "fill", "zero_", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros",
+    "new_ones", "new_full", "arange", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+    "lift_fresh", "lift_fresh_copy", "triu", "tril", "flip", "roll", "embedding", "_unsafe_view", "alias",
+    "slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter", "split_with_sizes_copy",
+    "_softmax", "_log_softmax", "softmax", "log_softmax", "native_layer_norm", "native_group_norm",
+    "_native_batch_norm_legit_no_training", "nll_loss_forward", "unsqueeze_copy", "expand_copy", "t_copy",
+    "transpose_copy", "permute_copy", "view_copy", "clamp", "clamp_min", "clamp_max", "logsumexp", "cumsum",
+}
+
+
+def has_cost_model(op) -> bool:
+    from torch.utils.flop_counter import flop_registry
+    packet = op.overloadpacket
+    if packet in flop_registry or torch.Tag.pointwise in op.tags or torch.Tag.reduction in op.tags:
+        return True
+    return op.name().split("::", 1)[-1].split(".")[0] in _DATA_MOVEMENT
 
 
 def _poison(tensors: list[torch.Tensor]) -> None:

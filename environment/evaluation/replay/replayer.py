@@ -9,6 +9,7 @@ counted launch records and the replay's outputs. The evaluator decides what they
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -20,13 +21,14 @@ import torch
 
 from environment.evaluation import frames
 from environment.evaluation.child import CHILD_FAILED, enter_child, enter_sandbox
+from environment.evaluation.protocol import Replayed, ReplayJob
 
 
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
     code = 0
     try:
         header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-        _serve(header, tensors, cmd_fd, res_fd, nonce)
+        _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd)
     except BaseException:
         traceback.print_exc()
         code = CHILD_FAILED
@@ -36,38 +38,36 @@ def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
         os._exit(code)
 
 
-def _send(res_fd: int, nonce: str, header: dict, tensors=()) -> None:
-    frames.write_frame(res_fd, frames.encode(dict(header, nonce=nonce), list(tensors)))
+def _send(res_fd: int, reply: Replayed, tensors=()) -> None:
+    frames.write_frame(res_fd, frames.encode(reply.model_dump(mode="json"), list(tensors)))
 
 
-def _serve(job: dict, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, nonce: str) -> None:
-    enter_child(job, cmd_fd, res_fd)
+def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int) -> None:
+    enter_child(job.tmpdir, cmd_fd, res_fd)
     from environment.evaluation.modeled import triton_hooks
     from environment.evaluation.modeled.counting import CostCounter
     from environment.evaluation.replay.execute import Replay, ReplayError
-    from environment.evaluation.replay.trace import Trace
 
     triton_hooks.install()  # before the sandbox: it imports the interpreter
-    path = os.path.join(job["tmpdir"], f"kernels_{job['digest'][:16]}.py")
+    name = f"kernels_{job.digest[:16]}"
+    path = os.path.join(job.tmpdir, name + ".py")
     with open(path, "w") as fh:
-        fh.write(job["module"])
+        fh.write(job.module)
     layers = enter_sandbox(job)
+    reply = functools.partial(Replayed, kind="replayed", nonce=job.nonce, layers=layers)
     try:
-        trace = Trace.model_validate(job["trace"])
-        n_inputs = int(job["inputs"])
-        spec = importlib.util.spec_from_file_location(f"kernels_{job['digest'][:16]}", path)
+        n_inputs = job.inputs
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)  # generated code: imports, literals and @triton.jit definitions
-        counter = CostCounter()
-        replay = Replay(trace, tensors[:n_inputs], tensors[n_inputs:], module, list(job["kernels"]), counter)
+        counter = CostCounter(lifts_are_copies=True)
+        replay = Replay(job.trace, tensors[:n_inputs], tensors[n_inputs:], module, job.kernels, counter)
         start = time.perf_counter()
         with torch.no_grad(), counter:
             outputs = replay.run()
         report = counter.report(outputs=outputs)
-        _send(res_fd, nonce, {"kind": "replayed", "ok": True, "report": report, "layers": layers,
-                              "compute_s": time.perf_counter() - start}, outputs)
+        _send(res_fd, reply(ok=True, report=report, compute_s=time.perf_counter() - start), outputs)
     except ReplayError as exc:
-        _send(res_fd, nonce, {"kind": "replayed", "ok": False, "error": str(exc), "layers": layers})
+        _send(res_fd, reply(ok=False, error=str(exc)))
     except Exception as exc:  # the rebuilt kernels failed to import or the replay broke
-        _send(res_fd, nonce, {"kind": "replayed", "ok": False, "layers": layers,
-                              "error": f"{type(exc).__name__}: {str(exc)[:500]}"})
+        _send(res_fd, reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"))

@@ -1,0 +1,177 @@
+"""The typed protocol between the evaluator and its children (candidate, reference, replayer).
+
+Every message is a pydantic record validated by its receiver: commands in the child, replies in the
+evaluator. A reply that does not validate (a forged frame, a field of the wrong type, a field that
+does not exist) is a protocol violation, never a crash of the trusted side. Frames (frames.py)
+carry these records as their JSON header; tensors travel beside them as raw bytes.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from environment.config import HarnessConfig
+from environment.evaluation.replay.trace import Trace
+
+Init = Optional[list[Union[bool, int, float, str, None]]]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- commands (evaluator -> child) -------------------------------------------------------------
+class Limits(_Message):
+    memory_mb: int
+    cpu_seconds: int
+    max_file_mb: int
+    timeout_s: float = 0.0
+    landlock: bool = True
+    seccomp: bool = True
+
+    @classmethod
+    def of(cls, config: HarnessConfig) -> "Limits":
+        return cls(memory_mb=config.memory_mb, cpu_seconds=config.cpu_seconds, max_file_mb=config.max_file_mb,
+                   timeout_s=config.timeout_s, landlock=config.landlock, seccomp=config.seccomp)
+
+
+class Job(_Message):
+    """The first frame a candidate or reference child reads: what to load and how."""
+    cmd: Literal["job"] = "job"
+    nonce: str = ""                 # set by ChildHandle.send
+    tmpdir: str
+    source: str
+    class_name: Literal["ModelNew", "Model"]
+    init_args: list[Any]            # JSON values, or {"__tensor__": i} for the i-th tensor of the frame
+    init_seed: int
+    backend: Literal["cpu", "cuda"]
+    device: Literal["cpu", "cuda"]
+    tolerance: dict[str, float]
+    limits: Limits
+
+
+class ReplayJob(_Message):
+    """The one frame the replayer reads: the generated kernel module, the trace, and tensors (the
+    held-out inputs, then the candidate's constants)."""
+    cmd: Literal["job"] = "job"
+    nonce: str = ""
+    tmpdir: str
+    module: str
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    kernels: list[str]
+    trace: Trace
+    inputs: int = Field(ge=0)
+    backend: Literal["cpu", "cuda"]
+    limits: Limits
+
+
+class _Command(_Message):
+    nonce: str = ""
+    init: Init = None
+
+
+class Run(_Command):
+    cmd: Literal["run"] = "run"
+    repeat: int = Field(1, ge=1, le=2)
+
+
+class Stage(_Command):
+    cmd: Literal["stage"] = "stage"
+    arity: int = Field(ge=1)
+
+
+class Time(_Command):
+    cmd: Literal["time"] = "time"
+    skip_model: bool = False
+
+
+class Fetch(_Command):
+    cmd: Literal["fetch"] = "fetch"
+    index: int = Field(ge=0)
+
+
+class Count(_Command):
+    cmd: Literal["count"] = "count"
+
+
+class TraceCall(_Command):
+    cmd: Literal["trace"] = "trace"
+
+
+class Exit(_Command):
+    cmd: Literal["exit"] = "exit"
+
+
+Command = Annotated[Union[Run, Stage, Time, Fetch, Count, TraceCall, Exit], Field(discriminator="cmd")]
+COMMAND = TypeAdapter(Command)
+
+
+# --- replies (child -> evaluator) --------------------------------------------------------------
+class Reply(_Message):
+    nonce: str
+    ok: bool
+    error: Optional[str] = None
+    compute_s: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+
+
+class Loaded(Reply):
+    kind: Literal["loaded"]
+    layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
+
+
+class Ran(Reply):
+    kind: Literal["ran", "run"]
+    plain: bool = False
+    mutated: bool = False
+    launches: dict[str, int] = Field(default_factory=dict)
+    outputs: int = Field(0, ge=0)
+    audit: list[str] = Field(default_factory=list)
+
+
+class Staged(Reply):
+    kind: Literal["staged", "stage"]
+    sets: int = Field(0, ge=0)
+
+
+class Timed(Reply):
+    kind: Literal["timed", "time"]
+    elapsed_s: float = Field(0.0, allow_inf_nan=False)
+    digests: list[str] = Field(default_factory=list)
+
+
+class Fetched(Reply):
+    kind: Literal["fetched", "fetch"]
+
+
+class Counted(Reply):
+    """The reference's own counted call (task code, its own process)."""
+    kind: Literal["counted", "count"]
+    report: dict[str, Any] = Field(default_factory=dict)
+
+
+class Traced(Reply):
+    kind: Literal["traced", "trace"]
+    trace: Optional[Trace] = None
+    outputs: int = Field(0, ge=0)
+
+
+class Replayed(Reply):
+    kind: Literal["replayed"]
+    report: dict[str, Any] = Field(default_factory=dict)
+    layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
+
+
+class Unknown(Reply):
+    kind: Literal["error"]
+
+
+def parse(model: type[Reply], header: dict[str, Any]) -> Reply:
+    """The reply as `model`; raises ValueError (a protocol violation) for anything else, a refused
+    command included (the evaluator only sends commands the child knows)."""
+    try:
+        return model.model_validate(header)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ValueError(f"a {model.__name__} reply does not validate ({where}: {first.get('msg')})") from None
