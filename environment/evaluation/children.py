@@ -6,7 +6,7 @@ import os
 import secrets
 import signal
 import time
-from typing import Any, Optional
+from typing import Optional
 
 import torch
 from pydantic import BaseModel

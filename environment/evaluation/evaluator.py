@@ -23,6 +23,7 @@ from environment.evaluation.protocol import Job, Limits, Loaded, Ran, Run
 from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.modeled_bridge import modeled_performance
+from environment.evaluation.outcome import StageContext
 from environment.evaluation.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)
@@ -249,12 +250,14 @@ class Evaluation:
             error=None if correct else error, mismatch=mismatch, inputs_mutated=mutated, deterministic=deterministic)
 
     def _performance(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> PerformanceResult:
-        if self.backend == "cpu" and self.config.cpu_speed != "measured":
-            outcome = modeled_performance(self, reference, cand, ref)
-            self.flags.extend(outcome.flags)
-            if outcome.wrong:
-                self.correctness = self.correctness.model_copy(update={"correct": False, "error": outcome.wrong})
-            if outcome.triton_launches is not None and self.launches is not None:
-                self.launches = self.launches.model_copy(update={"triton_launches": outcome.triton_launches})
-            return outcome.performance
-        return measure(self, reference, cand, ref)
+        ctx = StageContext(task=self.task, source=self.source, static=self.static, seeds=self.seeds,
+                           config=self.config, backend=self.backend, workdir=self.workdir, replayer=self.replayer)
+        stage = modeled_performance if self.backend == "cpu" and self.config.cpu_speed != "measured" else measure
+        outcome = stage(ctx, reference, cand, ref)
+        self.flags.extend(outcome.flags)
+        self.compute_s += outcome.compute_s
+        if outcome.wrong:
+            self.correctness = self.correctness.model_copy(update={"correct": False, "error": outcome.wrong})
+        if outcome.triton_launches is not None and self.launches is not None:
+            self.launches = self.launches.model_copy(update={"triton_launches": outcome.triton_launches})
+        return outcome.performance

@@ -20,12 +20,12 @@ work shown to produce a correct output on inputs the candidate never saw.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
 from environment.evaluation.frames import FrameError
+from environment.evaluation.outcome import StageContext, StageOutcome
 from environment.evaluation.protocol import Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, TraceCall, Traced
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
@@ -46,22 +46,13 @@ def run_self_test() -> tuple[bool, str]:
     return SELFTEST
 
 
-@dataclass
-class ModeledOutcome:
-    """What the modeled-speed stage found; the evaluator applies it to the result."""
-    performance: PerformanceResult
-    flags: list[str] = field(default_factory=list)
-    wrong: Optional[str] = None                 # the counted call returned a wrong result
-    triton_launches: Optional[int] = None       # Triton launches in the verified replay
-
-
 def _stats(cost: ModeledCost) -> TimingStats:
     ms = cost.time_us / 1000.0
     return TimingStats(median_ms=ms, min_ms=ms, max_ms=ms, std_ms=0.0, samples=1)
 
 
-def _no_credit(flag: Optional[str], note: str, **extra: Any) -> ModeledOutcome:
-    return ModeledOutcome(PerformanceResult(note=note + " No speed credit."), flags=[flag] if flag else [], **extra)
+def _no_credit(flag: Optional[str], note: str, **extra: Any) -> StageOutcome:
+    return StageOutcome(PerformanceResult(note=note + " No speed credit."), flags=[flag] if flag else [], **extra)
 
 
 def _first_mismatch(expected: list, actual: list, task, shape) -> Optional[str]:
@@ -93,18 +84,15 @@ def validate_cost(cost: ModeledCost, output_bytes: int, spec: dict) -> Optional[
     return None
 
 
-def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> ModeledOutcome:
+def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
     ok, detail = run_self_test()
     if not ok:
         return _no_credit(F.MODELED_UNAVAILABLE, f"Modeled GPU time is off on this host: the counter self-test "
                                                   f"failed ({detail}).")
-    from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
-    from environment.evaluation.replay.rebuild import rebuild
-
-    task, cfg = ev.task, ev.config
+    task, cfg = ctx.task, ctx.config
     shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
-    counted = make_inputs(reference, shape, "normal", ev.seeds.counted)
-    heldout = make_inputs(reference, shape, "normal", ev.seeds.heldout)
+    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted)
+    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout)
     init = json_init(reference)
 
     try:
@@ -113,16 +101,27 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
         return _no_credit(F.PROTOCOL_VIOLATION, f"The counted call's reply broke the protocol ({exc}).")
     r_head, r_counted = ref.request(Run(init=init), Ran, counted, cfg.timeout_s * 4)
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
-    ev.compute_s += c_head.compute_s + r_head.compute_s + h_head.compute_s
     if not (r_head.ok and h_head.ok):
         raise RuntimeError(f"task {task.id}: the reference failed on the counted inputs: "
                            f"{r_head.error or h_head.error}")
+    outcome = _judge(ctx, shape, c_head, c_tensors, r_counted, h_head, r_heldout, heldout)
+    outcome.compute_s = c_head.compute_s + r_head.compute_s + h_head.compute_s
+    return outcome
+
+
+def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_counted: list, h_head: Counted,
+           r_heldout: list, heldout: list) -> StageOutcome:
+    """From the counted call's reply and the reference's results, the verdict on the speed claim."""
+    from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
+    from environment.evaluation.replay.rebuild import rebuild
+
+    task = ctx.task
     if not c_head.ok:
         return _no_credit(None, f"The counted run failed: {c_head.error}.")
     n_out = c_head.outputs
     wrong = _first_mismatch(r_counted, c_tensors[:n_out], task, shape)
     if wrong:
-        return ModeledOutcome(PerformanceResult(note="The counted run returned a wrong result."),
+        return StageOutcome(PerformanceResult(note="The counted run returned a wrong result."),
                               wrong=f"The counted run on fresh inputs returned a wrong result ({wrong})")
     trace = c_head.trace
     if trace is None:
@@ -132,7 +131,7 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
                                           "Keep forward to PyTorch (aten) ops and launches of module-level "
                                           "@triton.jit kernels on the given tensors.")
     try:
-        rebuilt = rebuild(ev.source)
+        rebuilt = rebuild(ctx.source)
     except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:  # the static check bounds depth first
         return _no_credit(F.UNREPLAYABLE, f"The kernels cannot be rebuilt from the source ({type(exc).__name__}).")
     missing = sorted({s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels))
@@ -141,12 +140,12 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
         return _no_credit(F.UNREPLAYABLE, f"Kernel {missing[0]} cannot be rebuilt from the source for a trusted "
                                           f"replay: {why}.")
     launches = sum(1 for s in trace.steps if s.kind == "triton")
-    if ev.static.uses_triton and launches == 0:
-        return ModeledOutcome(PerformanceResult(note="No Triton kernel ran in the counted call."),
+    if ctx.static.uses_triton and launches == 0:
+        return StageOutcome(PerformanceResult(note="No Triton kernel ran in the counted call."),
                               flags=[F.DECOY_KERNEL], triton_launches=0)
 
-    replayed = _replay(ev, trace, rebuilt, heldout, c_tensors[n_out:])
-    if isinstance(replayed, ModeledOutcome):
+    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:])
+    if isinstance(replayed, StageOutcome):
         return replayed
     report, outputs = replayed
     mismatch = _first_mismatch(r_heldout, outputs, task, shape)
@@ -156,7 +155,7 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
                 f"Replayed on other inputs, the recorded work gives a wrong result ({mismatch}), and forward read "
                 f"{trace.host_reads} value(s) back to the host (.item(), .tolist(), bool(tensor)): the work depends "
                 "on values the harness cannot replay. Keep data on the device."), triton_launches=launches)
-        return ModeledOutcome(PerformanceResult(note=(
+        return StageOutcome(PerformanceResult(note=(
             f"Replayed on inputs your code never saw, the work your forward recorded gives a wrong result "
             f"({mismatch}): the output came from work outside the traced ops and kernel launches (host numpy, "
             "memory written behind the tensors' backs, precomputed answers). Compute the output with PyTorch "
@@ -188,21 +187,21 @@ def modeled_performance(ev: Any, reference: Any, cand: Any, ref: Any) -> Modeled
         flags = [entry.split(":", 1)[0] for entry in denied]
         note += " No speed credit: " + " ".join(entry.split(": ", 1)[1] for entry in denied)
         speedup = None
-    return ModeledOutcome(PerformanceResult(
+    return StageOutcome(PerformanceResult(
         speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
         candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
         note=note), flags=flags, triton_launches=launches)
 
 
-def _replay(ev: Any, trace: Any, rebuilt: Any, heldout: list, constants: list):
+def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list):
     """(report, outputs) of the trusted replay, or the outcome that ends the stage."""
     import tempfile
-    cfg = ev.config
-    job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ev.workdir), module=rebuilt.source,
+    cfg = ctx.config
+    job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
-                    backend=ev.backend, limits=Limits.of(cfg))
+                    backend=ctx.backend, limits=Limits.of(cfg))
     try:
-        head, outputs = ev.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
+        head, outputs = ctx.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
     if not head.ok:

@@ -10,6 +10,7 @@ from typing import Any
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
+from environment.evaluation.outcome import StageContext, StageOutcome
 from environment.evaluation.protocol import Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
 
@@ -32,12 +33,13 @@ def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float,
     return wall, head
 
 
-def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
+def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
     """Interleave reference and candidate rounds on fresh inputs (new storage and values every call).
     The evaluator's clock is the timing of record: per call, (round-trip wall time - the same loop
     without the model) / calls. One timed output per round is fetched and checked against the
     digest the child reported when it was timed, and against the reference."""
-    cfg, task, backend = ev.config, ev.task, ev.backend
+    cfg, task, backend = ctx.config, ctx.task, ctx.backend
+    compute_s = 0.0
     kind = "measured_cuda" if backend == "cuda" else "measured_cpu"
     shape = max(task.shapes(backend), key=lambda s: sum(s.values()) if s else 0)
     rng = random.SystemRandom()  # drawn after the children exist: nothing to precompute from
@@ -56,13 +58,13 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
             if child.pid not in null:  # the loop, flush and channel without the model
                 null[child.pid] = statistics.median(_round_trip(child, cfg.timeout_s, True)[0] for _ in range(3))
             wall, head = _round_trip(child, cfg.timeout_s)
-            ev.compute_s += max(head.elapsed_s, 0.0)
+            compute_s += max(head.elapsed_s, 0.0)
             digests[child.pid] = head.digests
             per_call = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
                 if head.elapsed_s > wall * 1.05:  # no child outlasts its parent's wait
-                    ev.flags.append(F.PROTOCOL_VIOLATION)
-                    return PerformanceResult(note="The child's timer disagrees with the evaluator's clock.")
+                    return StageOutcome(PerformanceResult(note="The child's timer disagrees with the evaluator's clock."),
+                                        flags=[F.PROTOCOL_VIOLATION], compute_s=compute_s)
                 if child is cand:
                     hints.append(head.elapsed_s / cfg.timing_calls)
             samples[child.pid].append(per_call)
@@ -70,27 +72,27 @@ def measure(ev: Any, reference: Any, cand: Any, ref: Any) -> PerformanceResult:
         _, c_out = cand.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
         _, r_out = ref.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
         if j >= len(digests[cand.pid]) or digests[cand.pid][j] != _digest(c_out):
-            ev.flags.append(F.PROTOCOL_VIOLATION)
-            return PerformanceResult(note="A fetched output differs from the one reported when it was timed.")
+            return StageOutcome(PerformanceResult(note="A fetched output differs from the one reported when it was "
+                                                       "timed."), flags=[F.PROTOCOL_VIOLATION], compute_s=compute_s)
         for k, r in enumerate(r_out):
             err, _, _ = compare(r, c_out[k] if k < len(c_out) else r.new_empty(0), task.atol, task.rtol, -1,
                                 "normal", shape)
             if err:
-                ev.correctness = ev.correctness.model_copy(update={
-                    "correct": False,
-                    "error": f"A timed call returned a wrong result ({err}); results must be computed on every call, "
-                             "not cached"})
-                return PerformanceResult(note="A timed call returned a wrong result.")
+                return StageOutcome(PerformanceResult(note="A timed call returned a wrong result."),
+                                    wrong=f"A timed call returned a wrong result ({err}); results must be computed on "
+                                          "every call, not cached", compute_s=compute_s)
     ref_stats, cand_stats = stats(samples[ref.pid]), stats(samples[cand.pid])
     speedup = ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else None
     note = ("Measured on this host's CPU: the trusted evaluator's wall clock, loop and channel cost subtracted."
             if backend == "cpu" else
             "Measured on the GPU by the trusted evaluator's clock (L2 flushed before every call, loop, flush and "
             f"channel cost subtracted); CUDA events in the child: {statistics.median(hints) * 1e3:.4g} ms per call.")
+    flags = []
     if speedup is not None and speedup > PLAUSIBLE_SPEEDUP[kind]:
-        ev.flags.append(F.IMPLAUSIBLE_SPEEDUP)
+        flags.append(F.IMPLAUSIBLE_SPEEDUP)
         note += f" A speedup of {speedup:.1f}x is beyond the plausible {PLAUSIBLE_SPEEDUP[kind]:.0f}x and earns no credit."
-    return PerformanceResult(speedup=speedup, speedup_kind=kind, reference=ref_stats, candidate=cand_stats, note=note)
+    return StageOutcome(PerformanceResult(speedup=speedup, speedup_kind=kind, reference=ref_stats,
+                                          candidate=cand_stats, note=note), flags=flags, compute_s=compute_s)
 
 
 def _digest(tensors) -> str:
