@@ -369,6 +369,14 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
                     log.step(n, summary, 0.0, True, error)
                     break
                 obs = result.observation
+                if obs.outcome == "harness_error":  # the environment's failure: no reward, no turn used up
+                    diag(f"{task_id}: environment error on step {n}: {one_line(obs.error or '')[:500]}")
+                    record.add_step(step_record(n, code, obs, action_summary=summary, reward=None, done=False,
+                                                latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),
+                                                prompt_messages=messages, raw_reply=reply.text))
+                    log.step(n, summary, 0.0, False, obs.error)
+                    last_code, last_error = code, obs.error
+                    continue
                 reward = float(result.reward if result.reward is not None else obs.score)
                 record.add_step(step_record(n, code, obs, action_summary=summary, reward=reward, done=result.done,
                                             latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),

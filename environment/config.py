@@ -31,6 +31,11 @@ class HarnessConfig:
     seccomp: bool = True
     landlock: bool = True
     cpu_speed: str = "modeled"           # CPU hosts: "modeled" (H100 roofline) or "measured" (wall clock)
+    max_input_mb: int = 1024             # inputs the evaluator builds for one call (beyond: a harness error)
+
+    @property
+    def input_cap_bytes(self) -> int:
+        return self.max_input_mb << 20
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ def harness_config() -> HarnessConfig:
         total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 120.0),
         memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
         cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled"),
+        max_input_mb=_int("KERNEL_ENV_MAX_INPUT_MB", 1024),
     )
 
 

@@ -79,8 +79,12 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
                                  "a new one")
         st = self._state
-        result = harness.evaluate(self._task, action.code, seed=st.seed or 0, salt=f"{st.episode_id}:{st.turn}",
-                                  session=st.episode_id or "anonymous")
+        result = harness.evaluate(self._task, action.code, seed=st.seed or 0,
+                                  salt=f"{st.episode_id}:{st.turn}:{st.step_count}", session=st.episode_id or "anonymous")
+        if result.outcome == "harness_error":
+            # the environment failed: no reward, no turn consumed, the same submission may be sent again
+            self._state = st.model_copy(update={"step_count": st.step_count + 1})
+            return self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
         value, breakdown = reward.score(result)
         history = st.history + [value]
         turn = st.turn + 1
@@ -125,6 +129,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             return KernelObservation(**fields)
         perf = result.performance
         c = result.correctness
+        fields["outcome"] = result.outcome
         fields.update(
             compiled=result.compiled, correct=result.correct,
             trials_passed=c.trials_passed if c else 0, trials_total=c.trials_total if c else 0,

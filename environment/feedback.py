@@ -19,6 +19,8 @@ HINTS = {
 
 
 def one_line_error(result: EvalResult) -> Optional[str]:
+    if result.outcome == "harness_error":
+        return f"environment error (not your submission's fault; the turn is not counted): {result.harness_error}"
     if not result.static.ok:
         return result.static.errors[0] if result.static.errors else "static checks failed"
     if result.load is not None and not result.load.ok:
@@ -32,6 +34,9 @@ def one_line_error(result: EvalResult) -> Optional[str]:
 
 
 def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str:
+    if result.outcome == "harness_error":
+        return ("The environment failed while evaluating this submission; it is not scored and the turn is not "
+                f"counted. Send it again. Cause: {result.harness_error}")
     lines: list[str] = []
     s = result.static
     if not s.ok:

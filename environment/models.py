@@ -53,6 +53,9 @@ class KernelObservation(Observation):
     score: float = Field(0.0, ge=0.0, le=1.0, description="Score of this submission in [0, 1].")
     best_score: float = Field(0.0, ge=0.0, le=1.0, description="Best score in this episode so far.")
     error: Optional[str] = Field(None, description="One-line cause when the submission failed, else null.")
+    outcome: Optional[Literal["ok", "submission_failed", "harness_error"]] = Field(
+        None, description="After a step: ok (judged), submission_failed (did not pass static checks or load), or "
+        "harness_error (the environment failed: reward is null, the turn is not consumed; send the step again).")
     evaluation: Optional[EvalResult] = Field(
         None, description="The full typed evaluation record, stage by stage (mismatch table, launches, "
         "per-launch modeled costs, compile info, captured log).")

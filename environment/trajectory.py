@@ -49,7 +49,8 @@ class StepRecord(BaseModel):
         None, description="KernelObservation fields after the step (without prompt, reference_code, "
         "evaluation); null when nothing reached the environment.")
     evaluation_json: Optional[str] = Field(None, description="The full EvalResult record as JSON.")
-    reward: float = 0.0
+    reward: Optional[float] = Field(0.0, description="The step's reward; null when the environment failed "
+                                                     "(outcome harness_error): such a step is no sample to learn from.")
     done: bool = False
     error: Optional[str] = Field(None, description="The step's error (environment or player), else null.")
     latency_ms: float = Field(0.0, description="Time the player (model call or person) took.")
@@ -69,7 +70,7 @@ class EpisodeRecord(BaseModel):
     temperature: Optional[float] = None
     max_turns: int = 1
     steps: list[StepRecord] = Field(default_factory=list)
-    rewards: list[float] = Field(default_factory=list)
+    rewards: list[Optional[float]] = Field(default_factory=list, description="Per step, null for environment errors.")
     score: float = Field(0.0, description="Best reward of the episode, in [0, 1].")
     success: bool = Field(False, description="Some step was correct with a positive score.")
     env_version: str = "unknown"
@@ -103,9 +104,9 @@ class EpisodeRecord(BaseModel):
     def refresh(self) -> None:
         """Recompute rewards, score, success and the TRL messages from the steps."""
         self.rewards = [s.reward for s in self.steps]
-        self.score = max([0.0] + self.rewards)
+        self.score = max([0.0] + [r for r in self.rewards if r is not None])
         self.success = any(
-            (s.observation or {}).get("correct") is True and s.reward > 0 for s in self.steps)
+            (s.observation or {}).get("correct") is True and (s.reward or 0.0) > 0 for s in self.steps)
         self.messages = _conversation(self.prompt, self.steps)
 
 
@@ -145,11 +146,13 @@ def step_record(
         obs_dict = observation.model_dump(mode="json", exclude=_OBSERVATION_EXCLUDE)
         if observation.evaluation is not None:
             evaluation_json = observation.evaluation.model_dump_json()
-        if reward is None:
+        harness_error = getattr(observation, "outcome", None) == "harness_error"
+        if reward is None and not harness_error:
             reward = observation.reward if observation.reward is not None else observation.score
         error = error or observation.error
     return StepRecord(step=step, code=code, action_summary=action_summary, observation=obs_dict,
-                      evaluation_json=evaluation_json, reward=float(reward or 0.0), done=done,
+                      evaluation_json=evaluation_json, reward=None if reward is None and observation is not None
+                      and getattr(observation, "outcome", None) == "harness_error" else float(reward or 0.0), done=done,
                       error=error, **fields)
 
 

@@ -294,7 +294,7 @@ def _play_tab(first: Any) -> dict:
         with busy(session):
             handle, note = ensure_episode(session, task_id, s, int(turns_value))
             step = human_turn(handle, code, finish=bool(finish))
-        message = f"Step {step.step}: score {step.reward:.2f}" + (f" — {step.error}" if step.error else "")
+        message = f"Step {step.step}: {R.score_text(step.reward)}" + (f" — {step.error}" if step.error else "")
         out = episode_view(handle, handle.record, step, " ".join(x for x in (note, message) if x),
                            "error" if step.error and not (step.observation or {}).get("compiled") else "ok")
         out[prompt_md] = handle.obs.prompt if handle.obs else out.get(prompt_md)
@@ -318,7 +318,7 @@ def _play_tab(first: Any) -> dict:
         if step.code is None:
             message, kind = f"Step {step.step}: the model gave no usable code — {step.error}", "error"
         else:
-            message, kind = f"Step {step.step}: {settings.model} scored {step.reward:.2f}", "ok"
+            message, kind = f"Step {step.step}: {settings.model}: {R.score_text(step.reward)}", "ok"
         message = " ".join(x for x in (note, message) if x)
         out = episode_view(handle, handle.record, step, message, kind)
         if step.code is not None:
@@ -350,7 +350,7 @@ def _play_tab(first: Any) -> dict:
                 yield out
                 return
             out[status] = R.status_html(f"Auto-play: step {len(handle.record.steps)} done "
-                                        f"(score {handle.record.steps[-1].reward:.2f}); "
+                                        f"({R.score_text(handle.record.steps[-1].reward)}); "
                                         f"{settings.model} is writing the next one…", "busy")
             yield out
 

@@ -9,6 +9,7 @@ from typing import Iterator, Optional
 
 from environment.trajectory import EpisodeRecord
 from ui.players import ModelSettings, model_turn
+from ui.render import score_text
 from ui.session import PlayError, Session
 
 YOU = "You (your latest Play episode on this task and seed)"
@@ -45,7 +46,7 @@ def run(session: Session, task_id: str, seed: int, max_turns: int, sides: tuple[
                 continue
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} is playing…"
             step = model_turn(handle, settings[i], token)
-            note = f"score {step.reward:.2f}" if step.code is not None else f"no code ({step.error})"
+            note = score_text(step.reward) if step.code is not None else f"no code ({step.error})"
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} played, {note}."
         if all(h is None or h.done for h in handles):
             break

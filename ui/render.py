@@ -23,6 +23,11 @@ MISMATCH_COLUMNS = ["index", "expected", "actual", "abs error"]
 TIMELINE_COLUMNS = ["step", "score", "best so far", "outcome", "speedup"]
 
 
+
+def score_text(reward) -> str:
+    """A step's score for people: an environment error has none (it is not the player's)."""
+    return "no score (environment error)" if reward is None else f"score {reward:.2f}"
+
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -246,11 +251,11 @@ def breakdown_chart_html(step: Optional[StepRecord]) -> str:
 def step_header(step: Optional[StepRecord], record: Optional[EpisodeRecord]) -> str:
     if step is None or record is None:
         return "### No step selected"
-    best = max([0.0] + [s.reward for s in record.steps if s.step <= step.step])
+    best = max([0.0] + [s.reward for s in record.steps if s.step <= step.step and s.reward is not None])
     timing = f"environment step {step.env_latency_ms / 1000:.2f} s"
     if step.latency_ms:
         timing += f", player {step.latency_ms / 1000:.2f} s"
-    return (f"### Step {step.step} of {len(record.steps)} · score {step.reward:.2f} · best so far {best:.2f}\n"
+    return (f"### Step {step.step} of {len(record.steps)} · {score_text(step.reward)} · best so far {best:.2f}\n"
             f"{record.task_id} · seed {record.seed} · {player_name(record)} · {timing}")
 
 
@@ -296,7 +301,7 @@ def timeline_frame(record: Optional[EpisodeRecord]) -> pd.DataFrame:
         return pd.DataFrame(columns=TIMELINE_COLUMNS)
     rows, best = [], 0.0
     for s in record.steps:
-        best = max(best, s.reward)
+        best = max(best, s.reward if s.reward is not None else 0.0)
         obs = s.observation or {}
         if not obs:
             outcome = "no code: " + (s.error or "")[:60]
@@ -307,7 +312,7 @@ def timeline_frame(record: Optional[EpisodeRecord]) -> pd.DataFrame:
         else:
             outcome = "failed: " + (s.error or "did not compile")[:60]
         speedup = obs.get("speedup")
-        rows.append([s.step, round(s.reward, 3), round(best, 3), outcome,
+        rows.append([s.step, None if s.reward is None else round(s.reward, 3), round(best, 3), outcome,
                      f"{speedup:.2f}x" if speedup is not None else "–"])
     return pd.DataFrame(rows, columns=TIMELINE_COLUMNS)
 
@@ -320,7 +325,7 @@ def scores_frame(records: Sequence[tuple[str, Optional[EpisodeRecord]]]) -> pd.D
             continue
         best = 0.0
         for s in record.steps:
-            best = max(best, s.reward)
+            best = max(best, s.reward if s.reward is not None else 0.0)
             if len(records) == 1:
                 rows += [(s.step, s.reward, "score"), (s.step, best, "best so far")]
             else:

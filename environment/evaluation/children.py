@@ -13,13 +13,14 @@ from pydantic import BaseModel
 
 from environment.evaluation import frames
 from environment.evaluation.child import CHILD_FAILED, child_main
+from environment.evaluation.outcome import HarnessFault
 from environment.evaluation.protocol import Job, Reply, parse
 
 
 class ChildDied(Exception):
-    def __init__(self, reason: str, sandbox_kill: bool = False, timeout: bool = False):
+    def __init__(self, reason: str, sandbox_kill: bool = False, timeout: bool = False, role: str = "candidate"):
         super().__init__(reason)
-        self.reason, self.sandbox_kill, self.timeout = reason, sandbox_kill, timeout
+        self.reason, self.sandbox_kill, self.timeout, self.role = reason, sandbox_kill, timeout, role
 
 
 def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
@@ -48,9 +49,10 @@ class ChildHandle:
     """A child forked before the evaluator has read its request: it inherits no seed, no reference
     module and no other session's data, and gets its job (source, constructor arguments) as a frame."""
 
-    def __init__(self, target=child_main) -> None:
-        """target(nonce, cmd_fd, res_fd) runs in the child and never returns (child_main, replayer_main)."""
-        self.nonce = secrets.token_hex(16)
+    def __init__(self, target=child_main, role: str = "candidate") -> None:
+        """target(nonce, cmd_fd, res_fd) runs in the child and never returns (child_main, replayer_main);
+        role (candidate, reference, replayer) says whose failure a death of this child is."""
+        self.nonce, self.role = secrets.token_hex(16), role
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
         pid = os.fork()
@@ -77,7 +79,12 @@ class ChildHandle:
         """One command frame: the record as its JSON header, the tensors as raw bytes."""
         header = dict(message.model_dump(mode="json"), nonce=self.nonce)
         try:
-            frames.write_frame(self.cmd_fd, frames.encode(header, list(tensors)), time.monotonic() + timeout_s)
+            frame = frames.encode(header, list(tensors))
+        except frames.FrameError as exc:  # what the evaluator built does not fit a frame: its own limit
+            raise HarnessFault(f"the evaluator's message to the {self.role} child breaks the frame limit: {exc}") \
+                from None
+        try:
+            frames.write_frame(self.cmd_fd, frame, time.monotonic() + timeout_s)
         except frames.Deadline:
             self.timed_out = True
             self.kill()
@@ -118,7 +125,7 @@ class ChildHandle:
         if self.channel_closed and ours:
             # our kill, or the child loop failing on its closed channel: say what the submission did
             reason = "it closed its result channel before answering (its file descriptors were closed)"
-        return ChildDied(reason, sandbox_kill=sandbox_kill, timeout=self.timed_out)
+        return ChildDied(reason, sandbox_kill=sandbox_kill, timeout=self.timed_out, role=self.role)
 
     def kill(self) -> None:
         if self.status is None:

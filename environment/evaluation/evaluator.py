@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import traceback
 from typing import Any, Optional
 
 import torch
@@ -23,7 +24,7 @@ from environment.evaluation.protocol import Job, Limits, Loaded, Ran, Run
 from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.modeled_bridge import modeled_performance
-from environment.evaluation.outcome import StageContext
+from environment.evaluation.outcome import HarnessFault, StageContext
 from environment.evaluation.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)
@@ -89,16 +90,20 @@ class Evaluation:
         ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
                        self.workdir)
         cand, ref, self.replayer = self.children
-        log, truncated = "", False
+        log, truncated, fault = "", False, None
         try:
             try:
                 cand.start(*cand_job, self.config.timeout_s)
                 ref.start(*ref_job, self.config.timeout_s)
-            except ChildDied as died:
-                self._fail_load(died)
-            else:
-                self._lap("fork")
-                self._stages(reference, cand, ref)
+            except ChildDied as died:  # no submission code has run yet: a child died under us
+                raise HarnessFault(f"the {died.role} child died before it got its job ({died.reason})") from None
+            self._lap("fork")
+            self._stages(reference, cand, ref)
+        except HarnessFault as exc:
+            fault = str(exc)
+        except Exception as exc:  # a failure of trusted code is the environment's, never the submission's
+            fault = f"the evaluator failed: {type(exc).__name__}: {exc}"
+            traceback.print_exc()
         finally:
             # No graceful shutdown: the zygote kills this whole process group once the result is out.
             for child in self.children:
@@ -107,7 +112,12 @@ class Evaluation:
             self._lap("cleanup")
         if truncated:
             self.flags.append(F.OUTPUT_TRUNCATED)
-        return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, load=self.load,
+        if fault is not None:
+            return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, outcome="harness_error",
+                              harness_error=fault[:2000], wall_s=time.monotonic() - started, stage_s=self.stage_s)
+        outcome = "ok" if self.load is not None and self.load.ok else "submission_failed"
+        return EvalResult(task_id=self.task.id, backend=self.backend, static=self.static, outcome=outcome,
+                          load=self.load,
                           correctness=self.correctness, launches=self.launches, performance=self.performance,
                           flags=sorted(set(self.flags)), log=log, wall_s=time.monotonic() - started,
                           compute_s=self.compute_s, stage_s=self.stage_s)
@@ -137,9 +147,9 @@ class Evaluation:
         try:
             ref_header, _ = ref.receive(Loaded, timeout)
         except ChildDied as died:
-            raise RuntimeError(f"task {self.task.id}: the reference failed to load ({died.reason})") from None
+            raise HarnessFault(f"task {self.task.id}: the reference failed to load ({died.reason})") from None
         if not ref_header.ok:
-            raise RuntimeError(f"task {self.task.id}: the reference failed to load: {ref_header.error}")
+            raise HarnessFault(f"task {self.task.id}: the reference failed to load: {ref_header.error}")
         try:
             header, _ = cand.receive(Loaded, timeout)
         except ChildDied as died:
@@ -164,6 +174,8 @@ class Evaluation:
                 self.performance = self._performance(reference, cand, ref)
                 self._lap("performance")
         except ChildDied as died:
+            if died.role != "candidate":
+                raise HarnessFault(f"the {died.role} child stopped: {died.reason}") from None
             if died.sandbox_kill:
                 self.flags.append(F.SANDBOX_VIOLATION)
             if died.timeout:
@@ -185,14 +197,14 @@ class Evaluation:
         passed, max_err, error, mismatch = 0, 0.0, None, None
         mutated, deterministic, launches = False, True, None
         for trial in trials:
-            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
+            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed, self.config.input_cap_bytes)
             init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
             # candidate first, on its own copies; the reference after, in another process
             c_head, c_out = cand.request(Run(repeat=repeat, init=init), Ran, inputs, timeout)
             r_head, r_out = ref.request(Run(init=init), Ran, inputs, timeout)
             if not r_head.ok:
-                raise RuntimeError(f"task {task.id}: the reference failed: {r_head.error}")
+                raise HarnessFault(f"task {task.id}: the reference failed on trial {trial.index}: {r_head.error}")
             self.compute_s += r_head.compute_s + c_head.compute_s
             for event in c_head.audit:
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")

@@ -5,6 +5,7 @@ scores it. Candidate code never runs in this process.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Optional
@@ -19,6 +20,7 @@ from environment.tasks.task import Task
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
 _SECRET = os.environ.get("KERNEL_ENV_SECRET", "").encode() or os.urandom(32)
 _pool: Optional[EvaluatorPool] = None
+log = logging.getLogger("kernel_env.harness")
 _pool_lock = threading.Lock()
 
 
@@ -41,7 +43,7 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
     static = check_source(source, task.reference_code)
     be = backend()
     if not static.ok and (static_checks or not static.flags):
-        return EvalResult(task_id=task.id, backend=be, static=static, flags=static.flags)
+        return EvalResult(task_id=task.id, backend=be, static=static, flags=static.flags, outcome="submission_failed")
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers
         static = static.model_copy(update={"ok": True, "errors": [], "flags": []})
     seeds = seed_plan(_SECRET, seed, task.id, salt, config.trials)
@@ -49,10 +51,16 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)
     if response.get("kind") == "result":
-        return EvalResult.model_validate(response["result"])
-    reason = response.get("error", "unknown failure")
-    from environment.evaluation import flags as F
-    flags = list(static.flags) + ([F.TIMEOUT] if response.get("kind") == "timeout" else [])
-    return EvalResult(task_id=task.id, backend=be, static=static,
-                      load=LoadResult(ok=False, error=f"The evaluation did not complete: {reason}.",
-                                      exit_reason=reason), flags=flags)
+        result = EvalResult.model_validate(response["result"])
+    elif response.get("kind") == "timeout":  # per-command deadlines bound the children: the submission was slow
+        reason = response.get("error", "the evaluation ran out of time")
+        from environment.evaluation import flags as F
+        result = EvalResult(task_id=task.id, backend=be, static=static, outcome="submission_failed",
+                            load=LoadResult(ok=False, error=f"The evaluation did not complete: {reason}.",
+                                            exit_reason=reason), flags=list(static.flags) + [F.TIMEOUT])
+    else:  # the evaluator or its worker died: the environment's failure, never the submission's score
+        result = EvalResult(task_id=task.id, backend=be, static=static, outcome="harness_error",
+                            harness_error=str(response.get("error", "the evaluation worker failed")))
+    if result.outcome == "harness_error":
+        log.error("harness error on task %s (session %s): %s", task.id, session, result.harness_error)
+    return result

@@ -55,9 +55,30 @@ def plan_trials(task: Task, backend: str, seeds: list[int]) -> list[Trial]:
             for i, s in enumerate(seeds)]
 
 
-def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: int) -> list[torch.Tensor]:
+def _planned_bytes(reference: Any) -> int | None:
+    """Bytes get_inputs() would allocate, found on the meta device (nothing allocated); None when
+    get_inputs does more than build tensors (numpy, an explicit device) and cannot be planned."""
+    try:
+        with torch.device("meta"):
+            planned = list(reference.get_inputs())
+    except Exception:
+        return None
+    return sum(t.numel() * t.element_size() for t in planned if isinstance(t, torch.Tensor))
+
+
+def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: int,
+                cap_bytes: int | None = None) -> list[torch.Tensor]:
+    """The trial inputs at `shape`. With cap_bytes, inputs larger than that are never allocated: a
+    HarnessFault names the size and the knob (the task is too big for this evaluator, whatever the
+    submission)."""
     for name, value in shape.items():
         setattr(reference, name, value)
+    if cap_bytes is not None:
+        planned = _planned_bytes(reference)
+        if planned is not None and planned > cap_bytes:
+            from environment.evaluation.outcome import HarnessFault
+            raise HarnessFault(f"the task's inputs at shape {shape} need {planned / 2**20:.0f} MiB, over the "
+                               f"evaluator's {cap_bytes / 2**20:.0f} MiB cap (KERNEL_ENV_MAX_INPUT_MB)")
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:

@@ -25,7 +25,7 @@ from typing import Any, Optional
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
 from environment.evaluation.frames import FrameError
-from environment.evaluation.outcome import StageContext, StageOutcome
+from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
 from environment.evaluation.protocol import Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, TraceCall, Traced
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
@@ -91,8 +91,8 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
                                                   f"failed ({detail}).")
     task, cfg = ctx.task, ctx.config
     shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
-    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted)
-    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout)
+    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cfg.input_cap_bytes)
+    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cfg.input_cap_bytes)
     init = json_init(reference)
 
     try:
@@ -102,7 +102,7 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     r_head, r_counted = ref.request(Run(init=init), Ran, counted, cfg.timeout_s * 4)
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
     if not (r_head.ok and h_head.ok):
-        raise RuntimeError(f"task {task.id}: the reference failed on the counted inputs: "
+        raise HarnessFault(f"task {task.id}: the reference failed on the counted inputs: "
                            f"{r_head.error or h_head.error}")
     outcome = _judge(ctx, shape, c_head, c_tensors, r_counted, h_head, r_heldout, heldout)
     outcome.compute_s = c_head.compute_s + r_head.compute_s + h_head.compute_s

@@ -50,7 +50,8 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
     hints: list[float] = []
     null: dict[int, float] = {}
     for rnd in range(cfg.timing_rounds):
-        sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48)) for _ in range(cfg.timing_calls)]
+        sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48), cfg.input_cap_bytes)
+                for _ in range(cfg.timing_calls)]
         flat = [t for s in sets for t in s]
         digests: dict[int, list] = {}
         for child in ((ref, cand) if rnd % 2 == 0 else (cand, ref)):

@@ -11,6 +11,9 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 SpeedupKind = Literal["measured_cuda", "measured_cpu", "modeled"]
+# ok: the harness reached a verdict on code that loaded (right or wrong); submission_failed: the
+# code did not pass the static checks or did not load; harness_error: the environment failed.
+Outcome = Literal["ok", "submission_failed", "harness_error"]
 
 
 def _finite_or_name(value: float) -> float | str:
@@ -123,6 +126,10 @@ class PerformanceResult(_Record):
 class EvalResult(_Record):
     task_id: str
     backend: Literal["cpu", "cuda"]
+    outcome: Outcome = Field("ok", description="ok, submission_failed, or harness_error (the environment failed: "
+                                               "no score, no turn consumed).")
+    harness_error: Optional[str] = Field(None, description="What failed in the environment, when outcome is "
+                                                           "harness_error.")
     static: StaticResult
     load: Optional[LoadResult] = None
     correctness: Optional[CorrectnessResult] = None

@@ -118,7 +118,8 @@ class _Spare:
                 from environment.evaluation.children import ChildHandle
                 from environment.evaluation.replay.replayer import replayer_main
                 # candidate, reference, replayer: all forked before the request exists in this process
-                children = (ChildHandle(), ChildHandle(), ChildHandle(replayer_main))
+                children = (ChildHandle(role="candidate"), ChildHandle(role="reference"),
+                            ChildHandle(replayer_main, role="replayer"))
                 envelope, (body,) = frames.read_frame(req_r, None, time.monotonic() + 10**9)
                 request = json.loads(body.numpy().tobytes())
                 request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])
