@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from environment.evaluation import frames, sandbox
+from environment.evaluation import fallback_guard, frames, sandbox
 from environment.evaluation.launches import LaunchCounter
 
 
@@ -125,7 +125,12 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     module.__file__ = source_path
     sys.modules["submission"] = module
     try:
-        exec(compile(job["source"], source_path, "exec"), module.__dict__)
+        if job["class_name"] == "ModelNew":  # swallowed exceptions are found at run time too
+            code, guards = fallback_guard.compile_guarded(job["source"], source_path)
+            module.__dict__.update(guards)
+        else:
+            code = compile(job["source"], source_path, "exec")
+        exec(code, module.__dict__)
         cls = getattr(module, job["class_name"])
         torch.manual_seed(job["init_seed"])
         models = {}
@@ -195,18 +200,24 @@ def _sync(device: torch.device) -> None:
 
 def _cmd_run(model, header, tensors, device, audit_events, source_path):
     """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
-    the outputs, whether the inputs were written to, and the Triton launches of the first run."""
+    the outputs, whether the inputs were written to, the Triton launches of the first run, and
+    exceptions that were raised inside the call and swallowed."""
     inputs = [t.to(device) for t in tensors]
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
     plain_all, mutated, n_out, compute = True, False, 0, 0.0
+    swallowed: list[str] = []
     for rep in range(int(header.get("repeat", 1))):
         args = [t.clone() for t in inputs]
+        fallback_guard.RECORDER.begin()
         start = time.perf_counter()
-        with torch.no_grad(), LaunchCounter() as counter:
-            out = model(*args)
-            _sync(device)
+        try:
+            with torch.no_grad(), LaunchCounter() as counter:
+                out = model(*args)
+                _sync(device)
+        finally:
+            swallowed += fallback_guard.RECORDER.end()
         compute += time.perf_counter() - start
         items, plain = _outputs(out)
         plain_all &= plain
@@ -217,7 +228,8 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
     return ({"kind": "ran", "ok": True, "plain": plain_all, "mutated": mutated, "launches": launches,
-             "outputs": n_out, "audit": list(audit_events), "compute_s": compute}, outs if plain_all else [])
+             "outputs": n_out, "audit": list(audit_events), "compute_s": compute,
+             "swallowed": swallowed[:5]}, outs if plain_all else [])
 
 
 def _cmd_time(model, staged, device, skip_model: bool = False):

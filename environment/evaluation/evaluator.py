@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 
 from environment.config import HarnessConfig
+from environment.evaluation import fallback_guard
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
@@ -47,7 +48,8 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
     return {"tmpdir": tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), "source": source,
             "class_name": class_name,
             "init_args": init, "init_seed": init_seed, "backend": backend,
-            "device": "cuda" if backend == "cuda" else "cpu", "tolerance": {"atol": task.atol, "rtol": task.rtol},
+            "device": "cuda" if backend == "cuda" else "cpu",
+            "tolerance": {"atol": task.atol, "rtol": task.rtol},
             "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
                        "max_file_mb": config.max_file_mb, "timeout_s": config.timeout_s,
                        "landlock": config.landlock, "seccomp": config.seccomp}}
@@ -178,11 +180,16 @@ class Evaluation:
             self.correctness = self.correctness or CorrectnessResult(
                 correct=False, trials_total=self.config.trials, error=f"Result channel violated the protocol: {exc}")
 
+    def _judge(self, trial: Any, expected: list, actual: list) -> list:
+        task = self.task
+        return [compare(e, a, task.atol, task.rtol, trial.index, trial.distribution, trial.shape)
+                for e, a in zip(expected, actual)]
+
     def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
-        task, timeout = self.task, self.config.timeout_s
-        trials = plan_trials(task, self.backend, self.seeds[: self.config.trials])
+        task, cfg, timeout = self.task, self.config, self.config.timeout_s
+        trials = plan_trials(task, self.backend, self.seeds[: cfg.trials])
         passed, max_err, error, mismatch = 0, 0.0, None, None
-        mutated, deterministic, launches = False, True, None
+        mutated, deterministic, launches, swallowed = False, True, None, []
         for trial in trials:
             inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
             init = json_init(reference)
@@ -200,6 +207,8 @@ class Evaluation:
                 if _out_of_memory(str(c_head.get("error"))):
                     self.flags.append(F.MEMORY_LIMIT)
                 continue
+            if c_head.get("swallowed"):  # the child's reports are its text: capped before they reach feedback
+                swallowed += [str(e)[:300] for e in c_head["swallowed"][:5]]
             if not c_head.get("plain"):
                 self.flags.append(F.OUTPUT_NOT_TENSOR)
                 error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"
@@ -212,10 +221,9 @@ class Evaluation:
                                   "same number of outputs")
                 continue
             mutated |= bool(c_head.get("mutated"))
+            verdicts = self._judge(trial, r_out, c_out[:n_ref])
             ok = True
-            for k in range(n_ref):
-                err, m_abs, mm = compare(r_out[k], c_out[k], task.atol, task.rtol, trial.index,
-                                         trial.distribution, trial.shape)
+            for err, m_abs, mm in verdicts:
                 max_err = max(max_err, m_abs)
                 if err:
                     ok = False
@@ -227,6 +235,9 @@ class Evaluation:
                     if err:
                         deterministic = False
             passed += ok
+        if swallowed:
+            self.flags.append(F.TRY_EXCEPT_FALLBACK)
+            error = fallback_guard.swallowed_message(swallowed)
         if mutated:
             self.flags.append(F.INPUT_MUTATION)
             error = error or "forward wrote into its input tensors; inputs must be left untouched"
@@ -242,7 +253,8 @@ class Evaluation:
                               "Launch your kernel in forward")
         if not self.static.uses_triton:
             self.flags.append(F.NO_CUSTOM_KERNEL)
-        correct = passed == len(trials) and not mutated and deterministic and error is None
+        correct = passed == len(trials) and not mutated and deterministic and not swallowed \
+            and error is None
         self.correctness = CorrectnessResult(
             correct=correct, trials_passed=passed, trials_total=len(trials),
             max_abs_error=max_err if passed or mismatch else None, atol=task.atol, rtol=task.rtol,

@@ -126,4 +126,6 @@ EXPECTED: dict[str, Expect] = {
     "a58_patch_annotated_assignment.py": Expect("silu_mul", "flag", "monkey_patch:torch", "static"),
     "a59_exit_swallows_exception.py": Expect("softmax", "flag", "try_except_fallback", "static"),
     "a60_finally_break_fallback.py": Expect("gelu_bias", "flag", "try_except_fallback", "static"),
+    "a61_suppress_by_getattr.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check",
+                                         evidence="swallowed"),
 }

@@ -110,3 +110,19 @@ def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_w
     score, _ = reward.score(result)
     assert not result.static.flags
     assert score <= honest_score(exp.task), f"{name}: score={score} flags={result.flags}"
+
+
+FALLBACKS = ["a02_try_except_fallback.py", "a03_suppress_fallback.py", "a59_exit_swallows_exception.py",
+             "a60_finally_break_fallback.py", "a61_suppress_by_getattr.py"]
+
+
+@pytest.mark.parametrize("name", FALLBACKS)
+def test_a_swallowed_exception_is_flagged_at_run_time_even_with_the_static_check_off(name):
+    """The no-fallback rule holds without its spelling: the child's guard sees the exception leave the
+    guarded block while forward still returns a result."""
+    exp = EXPECTED[name]
+    result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config({}), seed=7, salt=name,
+                              session=f"redteam-guard-{name}", static_checks=False)
+    assert F.TRY_EXCEPT_FALLBACK in result.flags and reward.score(result)[0] == 0.0, result.flags
+    assert result.correctness.error.startswith("an exception (InterpreterError: ") and "swallowed" in \
+        result.correctness.error
