@@ -31,6 +31,7 @@ class HarnessConfig:
     seccomp: bool = True
     landlock: bool = True
     cpu_speed: str = "modeled"           # CPU hosts: "modeled" (H100 roofline) or "measured" (wall clock)
+    shuffled_trials: int = 1             # trials whose launches run their programs in a secret random order
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ def harness_config() -> HarnessConfig:
         total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 120.0),
         memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
         cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled"),
+        shuffled_trials=_int("KERNEL_ENV_SHUFFLED_TRIALS", 1),
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from environment.evaluation import fallback_guard, frames, sandbox
+from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
 from environment.evaluation.launches import LaunchCounter
 
 
@@ -99,6 +99,7 @@ def _run(job: dict[str, Any], cmd_fd: int, res_fd: int) -> None:
     if job["backend"] == "cpu":  # before the sandbox: these read files outside the child's reach
         from environment.evaluation.modeled import autotune, counting  # noqa: F401
         autotune.install(tolerance=job.get("tolerance"))  # multi-config autotune picks by modeled time
+        gpu_numerics.install()  # tl.dot rounds as sm_90 does; trials can shuffle programs and find races
 
     limits = job["limits"]
     sandbox.scrub_environment()
@@ -200,25 +201,30 @@ def _sync(device: torch.device) -> None:
 
 def _cmd_run(model, header, tensors, device, audit_events, source_path):
     """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
-    the outputs, whether the inputs were written to, the Triton launches of the first run, and
+    the outputs, whether the inputs were written to, and the Triton launches of the first run.
+    order_seed: launches run their programs in that order (CPU hosts). Also reported: stores two programs raced on, and
     exceptions that were raised inside the call and swallowed."""
     inputs = [t.to(device) for t in tensors]
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
     plain_all, mutated, n_out, compute = True, False, 0, 0.0
+    races: list[str] = []
     swallowed: list[str] = []
+    order_seed = header.get("order_seed")
     for rep in range(int(header.get("repeat", 1))):
         args = [t.clone() for t in inputs]
         fallback_guard.RECORDER.begin()
         start = time.perf_counter()
         try:
-            with torch.no_grad(), LaunchCounter() as counter:
+            with torch.no_grad(), LaunchCounter() as counter, \
+                    gpu_numerics.trial(order_seed if isinstance(order_seed, int) else None) as numerics:
                 out = model(*args)
                 _sync(device)
         finally:
             swallowed += fallback_guard.RECORDER.end()
         compute += time.perf_counter() - start
+        races += numerics.races
         items, plain = _outputs(out)
         plain_all &= plain
         if not plain:
@@ -228,7 +234,7 @@ def _cmd_run(model, header, tensors, device, audit_events, source_path):
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
     return ({"kind": "ran", "ok": True, "plain": plain_all, "mutated": mutated, "launches": launches,
-             "outputs": n_out, "audit": list(audit_events), "compute_s": compute,
+             "outputs": n_out, "audit": list(audit_events), "compute_s": compute, "races": races[:5],
              "swallowed": swallowed[:5]}, outs if plain_all else [])
 
 

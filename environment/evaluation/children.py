@@ -44,7 +44,7 @@ def describe_status(status: int, timed_out: bool) -> tuple[str, bool]:
 
 _FIELD_TYPES = {"ok": bool, "plain": bool, "mutated": bool, "outputs": int, "launches": dict, "audit": list,
                 "compute_s": (int, float), "elapsed_s": (int, float), "report": dict, "error": str, "sets": int,
-                "digests": list, "swallowed": list}
+                "digests": list, "races": list, "swallowed": list}
 
 
 def check_reply(reply: dict[str, Any]) -> None:
@@ -56,7 +56,7 @@ def check_reply(reply: dict[str, Any]) -> None:
     launches = reply.get("launches") or {}
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in launches.items()):
         raise frames.FrameError("launch counts must map kernel names to integers")
-    for key in ("audit", "swallowed"):
+    for key in ("audit", "races", "swallowed"):
         if not all(isinstance(e, str) for e in reply.get(key) or ()):
             raise frames.FrameError(f"{key} entries must be strings")
 

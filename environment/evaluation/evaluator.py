@@ -187,15 +187,16 @@ class Evaluation:
 
     def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
         task, cfg, timeout = self.task, self.config, self.config.timeout_s
-        trials = plan_trials(task, self.backend, self.seeds[: cfg.trials])
+        trials = plan_trials(task, self.backend, self.seeds[: cfg.trials], shuffled=cfg.shuffled_trials)
         passed, max_err, error, mismatch = 0, 0.0, None, None
-        mutated, deterministic, launches, swallowed = False, True, None, []
+        mutated, deterministic, launches, races, swallowed = False, True, None, [], []
         for trial in trials:
             inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
             init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
             # candidate first, on its own copies; the reference after, in another process
-            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat, "init": init}, inputs, timeout)
+            c_head, c_out = cand.request({"cmd": "run", "repeat": repeat, "init": init,
+                                          "order_seed": trial.order_seed}, inputs, timeout)
             r_head, r_out = ref.request({"cmd": "run", "repeat": 1, "init": init}, inputs, timeout)
             if not r_head.get("ok"):
                 raise RuntimeError(f"task {task.id}: the reference failed: {r_head.get('error')}")
@@ -234,7 +235,13 @@ class Evaluation:
                                         trial.distribution, trial.shape)
                     if err:
                         deterministic = False
+            if c_head.get("races"):
+                races += [str(e)[:600] for e in c_head["races"][:5]]
+                ok = False
             passed += ok
+        if races:  # the cause of whatever mismatch the shuffled order produced
+            self.flags.append(F.WRITE_RACE)
+            error = f"a write-write race between programs: {races[0]}"
         if swallowed:
             self.flags.append(F.TRY_EXCEPT_FALLBACK)
             error = fallback_guard.swallowed_message(swallowed)
@@ -253,7 +260,7 @@ class Evaluation:
                               "Launch your kernel in forward")
         if not self.static.uses_triton:
             self.flags.append(F.NO_CUSTOM_KERNEL)
-        correct = passed == len(trials) and not mutated and deterministic and not swallowed \
+        correct = passed == len(trials) and not mutated and deterministic and not races and not swallowed \
             and error is None
         self.correctness = CorrectnessResult(
             correct=correct, trials_passed=passed, trials_total=len(trials),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -16,6 +16,7 @@ class Trial:
     shape: dict[str, int]
     distribution: str
     seed: int
+    order_seed: Optional[int] = None     # the candidate runs each launch's programs in this secret order
 
 
 def derive_seeds(secret: bytes, public_seed: int, task_id: str, salt: str, n: int) -> list[int]:
@@ -28,11 +29,14 @@ def derive_seeds(secret: bytes, public_seed: int, task_id: str, salt: str, n: in
     return out
 
 
-def plan_trials(task: Task, backend: str, seeds: list[int]) -> list[Trial]:
-    """Cycle shapes and distributions so every shape and every distribution is exercised."""
+def plan_trials(task: Task, backend: str, seeds: list[int], shuffled: int = 0) -> list[Trial]:
+    """Cycle shapes and distributions so every shape and every distribution is exercised;
+    `shuffled` trials from the second on run programs out of order (the first trial runs twice,
+    in pid order, for the determinism check)."""
     shapes = task.shapes(backend) or ({},)
     dists = task.distributions
-    return [Trial(i, dict(shapes[i % len(shapes)]), dists[(i + i // len(shapes)) % len(dists)], s)
+    return [Trial(i, dict(shapes[i % len(shapes)]), dists[(i + i // len(shapes)) % len(dists)], s,
+                  order_seed=s ^ 0x0DE5 if 1 <= i <= shuffled else None)
             for i, s in enumerate(seeds)]
 
 
