@@ -6,6 +6,7 @@ timed and transported the same way.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -199,11 +200,25 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+_FLOAT64_MODELS: dict[int, Any] = {}
+
+
+def _float64(model, tensors: list[torch.Tensor]) -> tuple[Any, list[torch.Tensor]]:
+    """The reference as a float64 oracle: a float64 copy of the model (same weights) and inputs."""
+    if id(model) not in _FLOAT64_MODELS:
+        copied = copy.deepcopy(model)
+        _FLOAT64_MODELS[id(model)] = copied.double() if isinstance(copied, torch.nn.Module) else copied
+    return _FLOAT64_MODELS[id(model)], [t.double() if t.is_floating_point() else t for t in tensors]
+
+
 def _cmd_run(model, header, tensors, device, audit_events, source_path):
     """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
     the outputs, whether the inputs were written to, and the Triton launches of the first run.
-    order_seed: launches run their programs in that order (CPU hosts). Also reported: stores two programs raced on, and
+    float64: run a float64 copy of the model (the reference's oracle). order_seed: launches run
+    their programs in that order (CPU hosts). Also reported: stores two programs raced on, and
     exceptions that were raised inside the call and swallowed."""
+    if header.get("float64"):
+        model, tensors = _float64(model, tensors)
     inputs = [t.to(device) for t in tensors]
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []

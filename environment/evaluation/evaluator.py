@@ -180,20 +180,33 @@ class Evaluation:
             self.correctness = self.correctness or CorrectnessResult(
                 correct=False, trials_total=self.config.trials, error=f"Result channel violated the protocol: {exc}")
 
-    def _judge(self, trial: Any, expected: list, actual: list) -> list:
+    def _oracle(self, ref: ChildHandle, init: Any, inputs: list, n_out: int) -> Optional[list]:
+        """The reference run in float64 on the same inputs; None where it is not defined (an op
+        without float64 support, a different number of outputs). Asked for only when the candidate
+        disagrees with the fp32 reference: an element that matches it needs no arbiter."""
+        if not self.config.fp64_oracle:
+            return None
+        head, out = ref.request({"cmd": "run", "repeat": 1, "init": init, "float64": True}, inputs,
+                                self.config.timeout_s)
+        self.compute_s += float(head.get("compute_s", 0.0))
+        return out if head.get("ok") and len(out) == n_out else None
+
+    def _judge(self, trial: Any, expected: list, actual: list, oracle: Optional[list]) -> list:
         task = self.task
-        return [compare(e, a, task.atol, task.rtol, trial.index, trial.distribution, trial.shape)
-                for e, a in zip(expected, actual)]
+        return [compare(e, a, task.atol, task.rtol, trial.index, trial.distribution, trial.shape,
+                        oracle=oracle[k] if oracle else None, slack=self.config.oracle_slack, hidden=trial.hidden)
+                for k, (e, a) in enumerate(zip(expected, actual))]
 
     def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
         task, cfg, timeout = self.task, self.config, self.config.timeout_s
-        trials = plan_trials(task, self.backend, self.seeds[: cfg.trials], shuffled=cfg.shuffled_trials)
+        trials = plan_trials(task, self.backend, self.seeds[: cfg.trials], cfg.hidden_trials, cfg.shuffled_trials)
         passed, max_err, error, mismatch = 0, 0.0, None, None
         mutated, deterministic, launches, races, swallowed = False, True, None, [], []
         for trial in trials:
-            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed)
+            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed, task.extreme)
             init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
+            where = "a hidden shape" if trial.hidden else f"shape {trial.shape}"
             # candidate first, on its own copies; the reference after, in another process
             c_head, c_out = cand.request({"cmd": "run", "repeat": repeat, "init": init,
                                           "order_seed": trial.order_seed}, inputs, timeout)
@@ -204,7 +217,7 @@ class Evaluation:
             for event in c_head.get("audit") or ():
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")
             if not c_head.get("ok"):
-                error = error or f"trial {trial.index} raised {c_head.get('error')}"
+                error = error or f"trial {trial.index} ({where}) raised {c_head.get('error')}"
                 if _out_of_memory(str(c_head.get("error"))):
                     self.flags.append(F.MEMORY_LIMIT)
                 continue
@@ -222,7 +235,11 @@ class Evaluation:
                                   "same number of outputs")
                 continue
             mutated |= bool(c_head.get("mutated"))
-            verdicts = self._judge(trial, r_out, c_out[:n_ref])
+            verdicts = self._judge(trial, r_out, c_out[:n_ref], None)
+            if any(err for err, _, _ in verdicts):  # who is right, the kernel or the fp32 reference?
+                oracle = self._oracle(ref, init, inputs, n_ref)
+                if oracle is not None:
+                    verdicts = self._judge(trial, r_out, c_out[:n_ref], oracle)
             ok = True
             for err, m_abs, mm in verdicts:
                 max_err = max(max_err, m_abs)
