@@ -1,12 +1,15 @@
 """Trial inputs reach what a GPU run would meet (issue 10): extreme values per task family, hidden
-shapes beyond every listed one, and a float64 oracle."""
+shapes beyond every listed one, a float64 oracle, and the TF32 decision per task."""
 from __future__ import annotations
+
+import textwrap
 
 import pytest
 import torch
 
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import hidden_shape, init_args, make_inputs, plan_trials
+from environment.evaluation.tf32_policy import tf32_admissible
 from environment.prompt import task_prompt
 from environment.tasks import get_task, list_tasks
 from environment.tasks.task import task_from_reference
@@ -115,3 +118,26 @@ def test_the_prompt_shows_only_the_listed_shapes_and_says_hidden_ones_exist():
     assert "4097" not in prompt and "8191" not in prompt
     assert "defaults to TF32" in prompt and "any order" in prompt
 
+
+def test_tf32_is_judged_per_task_by_running_the_reference_with_tf32_operands(tmp_path):
+    assert tf32_admissible(get_task("matmul_bias_relu")) is False
+    assert tf32_admissible(get_task("causal_attention")) is False
+    assert tf32_admissible(get_task("gelu_bias")) is None  # no matmul in the reference
+    src = tmp_path / "small_matmul.py"
+    src.write_text(textwrap.dedent("""
+        import torch
+        M, K, N = 16, 8, 16
+
+        class Model(torch.nn.Module):
+            def forward(self, a, b):
+                return a @ b
+
+        def get_inputs():
+            return [torch.randn(M, K), torch.randn(K, N)]
+
+        def get_init_inputs():
+            return []
+    """))
+    loose = task_from_reference(src, {"id": "loose_mm", "tolerance": {"atol": 0.5, "rtol": 0.05}})
+    tight = task_from_reference(src, {"id": "tight_mm", "tolerance": {"atol": 1e-5, "rtol": 1e-5}})
+    assert tf32_admissible(loose) is True and tf32_admissible(tight) is False

@@ -49,7 +49,7 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
             "class_name": class_name,
             "init_args": init, "init_seed": init_seed, "backend": backend,
             "device": "cuda" if backend == "cuda" else "cpu",
-            "tolerance": {"atol": task.atol, "rtol": task.rtol},
+            "tolerance": {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible},
             "limits": {"memory_mb": config.memory_mb, "cpu_seconds": config.cpu_seconds,
                        "max_file_mb": config.max_file_mb, "timeout_s": config.timeout_s,
                        "landlock": config.landlock, "seccomp": config.seccomp}}

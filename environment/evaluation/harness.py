@@ -14,6 +14,7 @@ from environment.evaluation.inputs import derive_seeds
 from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult
 from environment.evaluation.static_checks import check_source
+from environment.evaluation.tf32_policy import with_tf32_decision
 from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
@@ -45,6 +46,7 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers
         static = static.model_copy(update={"ok": True, "errors": [], "flags": []})
     seeds = derive_seeds(_SECRET, seed, task.id, salt, config.trials + 1)
+    task = with_tf32_decision(task)
     request = {"task": task_payload(task), "source": source, "seeds": seeds, "config": config_payload(config),
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)

@@ -39,6 +39,9 @@ class Task:
     # Hidden trial shapes: per dimension a fixed size or an inclusive [low, high] range an odd size is
     # drawn from with the secret seed. Never shown to the agent.
     hidden_shape: Optional[dict[str, tuple[int, int]]] = None
+    # Whether fp32 matmuls may run as TF32 under this task's tolerance (decided by running the
+    # reference with TF32 operands, environment/evaluation/tf32_policy.py); None: not decided yet.
+    tf32_admissible: Optional[bool] = None
     init_seeded: bool = False
     folder: Optional[Path] = None
     solutions: dict[str, tuple[Path, ...]] = field(default_factory=dict)
