@@ -1,7 +1,7 @@
 """Trial inputs: the harness owns shapes, seeds and distributions (the candidate never picks them).
 
 Distributions: `normal` (what get_inputs draws), `wide` (x4), and `extreme`, a family per kind of
-task of what its kernels must survive on a GPU (see `_EXTREME`). Shapes: the task's listed shapes,
+task of what its kernels must survive on a GPU (see `_extreme`). Shapes: the task's listed shapes,
 plus hidden ones drawn from the secret seed (task.yaml `hidden_shape`: odd sizes beyond every
 listed and modeled size along the reduction dimensions, small elsewhere, so they stay cheap in the
 interpreter). The agent is told hidden shapes exist, never which.
