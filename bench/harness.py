@@ -1,12 +1,15 @@
 """Harness benchmarks (issue 6): overhead vs a fresh interpreter per evaluation, overhead ratio,
-throughput under concurrency, determinism, and modeled speedups of every shipped correct solution.
+throughput under concurrency, determinism, modeled speedups of every shipped correct solution, and
+evaluation time per graded task (optionally side by side with another checkout of this repository).
 Tables are printed as Markdown; every figure comes from this run, side by side on this machine.
 
-    PYTHONPATH=. python bench/harness.py [--sections overhead,ratio,throughput,determinism,modeled]
+    PYTHONPATH=. python bench/harness.py [--sections overhead,ratio,throughput,determinism,modeled,evaltime]
+    PYTHONPATH=. python bench/harness.py --sections evaltime --against /path/to/other/checkout [--rounds 3]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -139,12 +142,86 @@ def modeled() -> None:
                   f"{p.speedup_kind if p else None} | {reward.score(r)[0]:.3f} |")
 
 
+def evaltime(repeats: int) -> dict[str, dict[str, list[float]]]:
+    """Wall time of a whole evaluation and of its correctness stage, per graded task and shipped
+    correct solution (seeds 0..repeats-1, after one warm-up evaluation), as lists of samples."""
+    rows: dict[str, dict[str, list[float]]] = {}
+    for task_id in GRADED_TASKS:
+        task = get_task(task_id)
+        for prefix in ("torch", "triton"):
+            source = _solution(task, prefix).read_text()
+            evaluate(task, source, seed=10_000)
+            walls, trials = [], []
+            for i in range(repeats):
+                start = time.perf_counter()
+                r = evaluate(task, source, seed=i)
+                walls.append(time.perf_counter() - start)
+                trials.append(r.stage_s.get("correctness", 0.0))
+                assert r.correct, (task_id, prefix, r.correctness)
+            rows[f"{task_id}/{prefix}"] = {"wall": walls, "correctness": trials}
+    return rows
+
+
+def _merge(into: dict, rows: dict) -> dict:
+    for key, row in rows.items():
+        for field, samples in row.items():
+            into.setdefault(key, {}).setdefault(field, []).extend(samples)
+    return into
+
+
+def evaltime_table(rows: dict, against: dict | None, label: str) -> None:
+    med = statistics.median
+    print("\n### Evaluation time per graded task (seconds, median; correctness = the trials stage)\n")
+    if against is None:
+        print("| task/solution | wall | correctness |")
+        print("|---|---|---|")
+        for key, row in rows.items():
+            print(f"| {key} | {med(row['wall']):.3f} | {med(row['correctness']):.3f} |")
+        return
+    print(f"| task/solution | wall, {label} | wall, this checkout | change | correctness, {label} | "
+          "correctness, this checkout |")
+    print("|---|---|---|---|---|---|")
+    for key, row in rows.items():
+        base = against[key]
+        print(f"| {key} | {med(base['wall']):.3f} | {med(row['wall']):.3f} | "
+              f"{med(row['wall']) / med(base['wall']) - 1:+.0%} | {med(base['correctness']):.3f} | "
+              f"{med(row['correctness']):.3f} |")
+    total_base = sum(med(r["wall"]) for r in against.values())
+    total = sum(med(r["wall"]) for r in rows.values())
+    print(f"| all graded (sum of medians) | {total_base:.3f} | {total:.3f} | {total / total_base - 1:+.0%} | | |")
+
+
+def _run_elsewhere(checkout: str, repeats: int) -> dict:
+    """Run the evaltime section with another checkout's harness (its code, its zygote)."""
+    env = dict(os.environ, PYTHONPATH=checkout)
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--sections", "evaltime", "--json",
+                          "--repeats", str(repeats)], env=env, cwd=checkout, check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def evaltime_side_by_side(checkout: str, repeats: int, rounds: int) -> None:
+    """Alternate rounds of the other checkout and this one, so load on a shared machine hits both alike."""
+    theirs: dict = {}
+    mine: dict = {}
+    for _ in range(rounds):
+        _merge(theirs, _run_elsewhere(checkout, repeats))
+        _merge(mine, evaltime(repeats))
+    evaltime_table(mine, theirs, Path(checkout).name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="overhead,ratio,throughput,determinism,modeled")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--against", help="another checkout (e.g. the base commit) to time side by side (evaltime)")
+    parser.add_argument("--rounds", type=int, default=3, help="evaltime --against: alternating rounds")
+    parser.add_argument("--json", action="store_true", help="evaltime only: print the rows as one JSON line")
     args = parser.parse_args()
+    if args.json:
+        print(json.dumps(evaltime(args.repeats)))
+        return
     info = pool().describe()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"backend {info['backend']}, workers {info['workers']}")
@@ -159,6 +236,11 @@ def main() -> None:
         determinism(10)
     if "modeled" in sections:
         modeled()
+    if "evaltime" in sections:
+        if args.against:
+            evaltime_side_by_side(args.against, args.repeats, args.rounds)
+        else:
+            evaltime_table(evaltime(args.repeats), None, "")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ class HarnessConfig:
     seccomp: bool = True
     landlock: bool = True
     cpu_speed: str = "modeled"           # CPU hosts: "modeled" (H100 roofline) or "measured" (wall clock)
+    hidden_trials: int = 1               # trials on a hidden shape drawn from the secret seed (task.yaml hidden_shape)
+    shuffled_trials: int = 1             # trials whose launches run their programs in a secret random order
+    fp64_oracle: bool = True             # also run the reference in float64 and judge against it
+    oracle_slack: float = 2.0            # the fp32 reference's own per-row error vs float64, times this, is tolerated
     max_input_mb: int = 1024             # inputs the evaluator builds for one call (beyond: a harness error)
 
     @property
@@ -54,6 +58,9 @@ def harness_config() -> HarnessConfig:
         total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 120.0),
         memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
         cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled"),
+        hidden_trials=_int("KERNEL_ENV_HIDDEN_TRIALS", 1),
+        shuffled_trials=_int("KERNEL_ENV_SHUFFLED_TRIALS", 1),
+        fp64_oracle=os.environ.get("KERNEL_ENV_FP64_ORACLE", "1").lower() not in ("0", "false", "no"),
         max_input_mb=_int("KERNEL_ENV_MAX_INPUT_MB", 1024),
     )
 

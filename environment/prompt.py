@@ -4,9 +4,26 @@ from __future__ import annotations
 from environment.tasks.task import Task
 
 
+_EXTREME_TEXT = {
+    "logits": "logits in the hundreds, one dominant entry per row",
+    "masked_logits": "logits in the hundreds, one dominant entry per row, -inf entries",
+    "rows": "rows from 1e-3 to 1e3 in scale, far from zero mean, a dominant entry, an all-zero row",
+    "elementwise": "magnitudes past exp's overflow point",
+    "attention": "scores in the hundreds, one key dominating each query",
+}
+
+
 def task_prompt(task: Task, backend: str, max_turns: int) -> str:
     shapes = task.shapes(backend)
     shape_text = ", ".join("{" + ", ".join(f"{k}={v}" for k, v in s.items()) + "}" for s in shapes[:3])
+    hidden = []
+    if task.hidden_shape:
+        hidden.append("sizes you are not shown (odd, larger than these along the reduction dimension)"
+                      if backend == "cpu" else "sizes you are not shown (odd ones)")
+    if task.extreme:
+        hidden.append("extreme inputs (" + _EXTREME_TEXT[task.extreme] + ")")
+    hidden_text = ("Hidden trials also use " + " and ".join(hidden) + ": never hard-code a size or a block that "
+                   "only covers the sizes above.\n") if hidden else ""
     speed = ("Speed is measured with CUDA events on this GPU." if backend == "cuda" else
              "This host has no GPU: Triton kernels run under the Triton interpreter and speed is MODELED for an "
              "H100 (roofline estimate from the bytes your kernels move, their FLOPs and launch count; fewer launches "
@@ -22,10 +39,14 @@ atol={task.atol:g}, rtol={task.rtol:g}) faster. Use Triton kernels (`import trit
 `torch.empty_like`/`torch.empty(..., device=x.device)`, never hard-code "cuda". Sizes are not
 multiples of block sizes: mask loads and stores. Example problem sizes: {shape_text}; the harness
 picks the sizes and the inputs, with a secret seed.
+{hidden_text}Triton is judged as on an H100: tl.dot of fp32 operands defaults to TF32 (pass
+input_precision="ieee" or "tf32x3" where the tolerance needs fp32), and a launch's programs run in
+any order, so two programs must never store different values to the same element.
 
-Not allowed (scored 0): calling or importing the reference Model, try/except fallbacks, defining a
-kernel you never launch, threads, processes, files, sockets, monkey-patching torch/time/triton,
-tensor subclasses, caching results between calls, writing into the inputs.
+Not allowed (scored 0): calling or importing the reference Model, try/except fallbacks (or anything
+else that swallows an exception), defining a kernel you never launch, threads, processes, files,
+sockets, monkey-patching torch/time/triton, tensor subclasses, caching results between calls,
+writing into the inputs.
 
 {speed}
 You have {max_turns} submissions; each returns feedback (correctness per trial, the first

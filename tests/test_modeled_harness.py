@@ -65,7 +65,7 @@ class ModelNew(nn.Module):
         return torch.from_numpy((0.5 * v * (1.0 + erf(v / math.sqrt(2.0)))).astype(np.float32))
 '''
 
-RACY = '''"""A row sum where every program adds into the same output without atomics: racy on a GPU."""
+RACY = '''"""A running row sum where each program reads the row the previous program wrote: racy on a GPU."""
 import torch
 import torch.nn as nn
 import triton
@@ -76,9 +76,9 @@ import triton.language as tl
 def add_rows(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
-    acc = tl.load(out_ptr + offs, mask=offs < N, other=0.0)
+    acc = tl.load(out_ptr + tl.maximum(row - 1, 0) * N + offs, mask=offs < N, other=0.0)
     v = tl.load(x_ptr + row * N + offs, mask=offs < N, other=0.0)
-    tl.store(out_ptr + offs, acc + v, mask=offs < N)
+    tl.store(out_ptr + row * N + offs, acc + v, mask=offs < N)
 
 
 @triton.jit
@@ -92,7 +92,7 @@ def gelu_bias(x_ptr, b_ptr, out_ptr, n, N, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x, bias):
         M, N = x.shape
-        scratch = torch.zeros(N, device=x.device)
+        scratch = torch.zeros(M * N, device=x.device)
         add_rows[(M,)](x, scratch, N, BLOCK=triton.next_power_of_2(N))
         out = torch.empty_like(x)
         gelu_bias[(triton.cdiv(M * N, 1024),)](x, bias, out, M * N, N, BLOCK=1024)

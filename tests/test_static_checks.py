@@ -92,3 +92,88 @@ def test_frame_and_environment_access_is_flagged():
 def test_every_flag_found_is_a_hack_flag():
     for src in ("import gc\n", "import time\ntime.sleep = None\n", "try:\n    pass\nexcept Exception:\n    pass\n"):
         assert all(F.is_hack(f) for f in _flags(src))
+
+
+# --- rules checked by meaning, not spelling (issue 10) ------------------------------------------
+
+def test_a_forbidden_builtin_used_as_a_value_is_flagged_not_only_when_called_by_name():
+    assert _flags("f = exec\nf('1')\n") == ["forbidden_call:exec"]
+    assert _flags("def g(code, e=eval):\n    return e(code)\n") == ["forbidden_call:eval"]
+    assert _flags("r = list(map(eval, ['1']))\n") == ["forbidden_call:eval"]
+    assert _flags("h = lambda: [compile for _ in range(2)]\n") == ["forbidden_call:compile"]
+    assert _flags("class C:\n    opener = open\n") == ["forbidden_call:open"]
+
+
+def test_a_forbidden_builtin_used_as_a_value_names_the_line_and_the_rule():
+    r = check_source("import torch\nrunner = exec\n" + OK, REF)
+    assert r.errors == ["line 2: exec is used as a value (stored, passed or given as a default); a forbidden "
+                        "builtin may not be referred to at all"]
+
+
+def test_a_parameter_or_local_named_like_a_builtin_is_not_the_builtin():
+    assert _flags("def g(input):\n    return input + 1\n") == []
+    assert _flags("class A:\n    def m(self, input):\n        return [input for _ in range(2)]\n") == []
+    assert _flags("def outer():\n    open = 1\n    def inner():\n        return open\n    return inner\n") == []
+    assert _flags("compile = 3\ndef f():\n    return compile\n") == []
+
+
+def test_every_binding_target_that_writes_into_a_library_is_monkey_patching():
+    assert _flags("import torch\nfor torch.allclose in [abs]:\n    pass\n") == ["monkey_patch:torch"]
+    assert _flags("import torch\nimport contextlib\nwith contextlib.nullcontext() as torch.testing:\n"
+                  "    pass\n") == ["monkey_patch:torch"]
+    assert _flags("import torch\ntorch.allclose: object = None\n") == ["monkey_patch:torch"]
+    assert _flags("import torch\nx = [0 for torch.allclose in [1]]\n") == ["monkey_patch:torch"]
+    assert _flags("import torch\na, *torch.isclose = 1, 2, 3\n") == ["monkey_patch:torch"]
+    assert _flags("import torch\ndel torch.allclose\n") == ["monkey_patch:torch"]
+    assert _flags("async def f(it):\n    import time\n    async for time.perf_counter in it:\n        pass\n") == [
+        "monkey_patch:time"]
+
+
+def test_assigning_into_a_variable_or_attribute_that_holds_a_library_is_monkey_patching():
+    assert _flags("import torch\nt = torch.testing\nt.assert_close = print\n") == ["monkey_patch:torch.testing"]
+    assert _flags("import torch\nclass A:\n    def __init__(self):\n        self.m = torch\n"
+                  "        self.m.allclose = print\n") == ["monkey_patch:torch"]
+    assert _flags("import time\nfor clock in (time,):\n    clock.perf_counter = abs\n") == ["monkey_patch:time"]
+
+
+def test_binding_a_plain_name_only_shadows_and_aliases_used_for_reading_are_fine():
+    assert _flags("(y := 3)\nfor i in range(2):\n    pass\nimport torch.nn.functional as F\nact = F.gelu\n") == []
+    assert _flags("import torch\nclass B(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                  "        self.act = torch.nn.functional.gelu\n        self.scale = 2.0\n") == []
+
+
+def test_an_exit_method_that_can_return_true_is_a_try_except_fallback():
+    swallowing = "class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        return {}\n"
+    for value in ("True", "1", "self.ok", "bool(a)"):
+        assert _flags(swallowing.format(value)) == [F.TRY_EXCEPT_FALLBACK], value
+    r = check_source(swallowing.format("True") + OK, REF)
+    assert r.errors == ["line 4: an __exit__ of class S can return a true value; a context manager whose __exit__ "
+                        "returns True swallows the exception (a try/except fallback in disguise). An __exit__ may "
+                        "only return nothing, None or False"]
+
+
+def test_an_exit_method_that_returns_only_nothing_none_or_false_is_a_known_safe_context_manager():
+    for body in ("pass", "return", "return None", "return False", "self.done = True"):
+        assert _flags(f"class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n"
+                      f"        {body}\n") == [], body
+
+
+def test_an_exit_that_cannot_be_read_as_a_plain_method_is_a_fallback():
+    assert _flags("class S:\n    __exit__ = lambda self, *a: True\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("class S:\n    pass\nS.__exit__ = print\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("S = type('S', (), {'__exit__': lambda *a: 1})\n") == [F.TRY_EXCEPT_FALLBACK]
+
+
+def test_exception_swallowers_of_contextlib_are_flagged_however_they_are_reached():
+    assert _flags("from contextlib import suppress as quietly\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("import contextlib\nq = contextlib.suppress\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("import contextlib\nwith contextlib.ExitStack() as stack:\n    pass\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("import contextlib\nwith contextlib.nullcontext():\n    pass\n") == []
+
+
+def test_return_break_or_continue_in_finally_discards_the_exception_and_is_a_fallback():
+    loop = "def f():\n    for i in range(2):\n        try:\n            pass\n        finally:\n            {}\n"
+    for stmt in ("break", "continue", "return 1"):
+        assert _flags(loop.format(stmt)) == [F.TRY_EXCEPT_FALLBACK], stmt
+    assert _flags("def f():\n    try:\n        pass\n    finally:\n        for i in range(2):\n            break\n") == []
+    assert _flags("def f():\n    try:\n        pass\n    finally:\n        print('done')\n") == []

@@ -6,6 +6,7 @@ timed and transported the same way.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ from typing import Any, NoReturn
 import torch
 from pydantic import ValidationError
 
-from environment.evaluation import frames, sandbox
+from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
 from environment.evaluation.launches import LaunchCounter
 from environment.evaluation.protocol import (COMMAND, Count, Counted, Exit, Fetch, Fetched, Job, Loaded, Ran, Reply,
                                              ReplayJob, Run, Stage, Staged, Time, Timed, TraceCall, Traced, Unknown)
@@ -134,6 +135,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
         from environment.evaluation.replay import recorder
         autotune.install(tolerance=job.tolerance)  # multi-config autotune picks by modeled time
         recorder.install()
+        gpu_numerics.install()  # tl.dot rounds as sm_90 does; trials can shuffle programs and find races
 
     layers = enter_sandbox(job)
     audit_events: list[str] = []
@@ -143,7 +145,12 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
     module.__file__ = source_path
     sys.modules["submission"] = module
     try:
-        exec(compile(job.source, source_path, "exec"), module.__dict__)
+        if job.class_name == "ModelNew":  # swallowed exceptions are found at run time too
+            code, guards = fallback_guard.compile_guarded(job.source, source_path)
+            module.__dict__.update(guards)
+        else:
+            code = compile(job.source, source_path, "exec")
+        exec(code, module.__dict__)
         cls = getattr(module, job.class_name)
         torch.manual_seed(job.init_seed)
         models = {}
@@ -244,21 +251,45 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+_FLOAT64_MODELS: dict[int, Any] = {}
+
+
+def _float64(model, tensors: list[torch.Tensor]) -> tuple[Any, list[torch.Tensor]]:
+    """The reference as a float64 oracle: a float64 copy of the model (same weights) and inputs."""
+    if id(model) not in _FLOAT64_MODELS:
+        copied = copy.deepcopy(model)
+        _FLOAT64_MODELS[id(model)] = copied.double() if isinstance(copied, torch.nn.Module) else copied
+    return _FLOAT64_MODELS[id(model)], [t.double() if t.is_floating_point() else t for t in tensors]
+
+
 def _cmd_run(model, cmd: Run, tensors, device, audit_events):
     """Run the forward `repeat` times on fresh copies of the same inputs (determinism) and report
-    the outputs, whether the inputs were written to, and the Triton launches of the first run."""
+    the outputs, whether the inputs were written to, and the Triton launches of the first run.
+    float64: run a float64 copy of the model (the reference's oracle). order_seed: launches run
+    their programs in that order (CPU hosts). Also reported: stores two programs raced on, and
+    exceptions that were raised inside the call and swallowed."""
+    if cmd.float64:
+        model, tensors = _float64(model, tensors)
     inputs = [t.to(device) for t in tensors]
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
     plain_all, mutated, n_out, compute = True, False, 0, 0.0
+    races: list[str] = []
+    swallowed: list[str] = []
     for rep in range(cmd.repeat):
         args = [t.clone() for t in inputs]
+        fallback_guard.RECORDER.begin()
         start = time.perf_counter()
-        with torch.no_grad(), LaunchCounter() as counter:
-            out = model(*args)
-            _sync(device)
+        try:
+            with torch.no_grad(), LaunchCounter() as counter, \
+                    gpu_numerics.trial(cmd.order_seed) as numerics:
+                out = model(*args)
+                _sync(device)
+        finally:
+            swallowed += fallback_guard.RECORDER.end()
         compute += time.perf_counter() - start
+        races += numerics.races
         items, plain = _outputs(out)
         plain_all &= plain
         if not plain:
@@ -268,7 +299,8 @@ def _cmd_run(model, cmd: Run, tensors, device, audit_events):
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
     return (Ran(kind="ran", nonce=cmd.nonce, ok=True, plain=plain_all, mutated=mutated, launches=launches,
-                outputs=n_out, audit=list(audit_events), compute_s=compute), outs if plain_all else [])
+                outputs=n_out, audit=list(audit_events), compute_s=compute, races=races[:5], swallowed=swallowed[:5]),
+            outs if plain_all else [])
 
 
 def _cmd_time(model, staged, device, skip_model: bool = False):

@@ -16,6 +16,7 @@ import torch
 
 
 from environment.config import HarnessConfig
+from environment.evaluation import fallback_guard
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied, ChildHandle
 from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
@@ -56,7 +57,7 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
     args = [{"__tensor__": next(k)} if isinstance(a, torch.Tensor) else a for a in init]
     job = Job(tmpdir=tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), source=source, class_name=class_name,
               init_args=args, init_seed=init_seed, backend=backend, device="cuda" if backend == "cuda" else "cpu",
-              tolerance={"atol": task.atol, "rtol": task.rtol}, limits=Limits.of(config))
+              tolerance={"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}, limits=Limits.of(config))
     return job, tensors
 
 
@@ -191,17 +192,36 @@ class Evaluation:
             self.correctness = self.correctness or CorrectnessResult(
                 correct=False, trials_total=self.config.trials, error=f"Result channel violated the protocol: {exc}")
 
+    def _oracle(self, ref: ChildHandle, init: Any, inputs: list, n_out: int) -> Optional[list]:
+        """The reference run in float64 on the same inputs; None where it is not defined (an op
+        without float64 support, a different number of outputs). Asked for only when the candidate
+        disagrees with the fp32 reference: an element that matches it needs no arbiter."""
+        if not self.config.fp64_oracle:
+            return None
+        head, out = ref.request(Run(init=init, float64=True), Ran, inputs, self.config.timeout_s)
+        self.compute_s += head.compute_s
+        return out if head.ok and len(out) == n_out else None
+
+    def _judge(self, trial: Any, expected: list, actual: list, oracle: Optional[list]) -> list:
+        task = self.task
+        return [compare(e, a, task.atol, task.rtol, trial.index, trial.distribution, trial.shape,
+                        oracle=oracle[k] if oracle else None, slack=self.config.oracle_slack, hidden=trial.hidden)
+                for k, (e, a) in enumerate(zip(expected, actual))]
+
     def _correctness(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> None:
-        task, timeout = self.task, self.config.timeout_s
-        trials = plan_trials(task, self.backend, list(self.seeds.trials))
+        task, cfg, timeout = self.task, self.config, self.config.timeout_s
+        trials = plan_trials(task, self.backend, list(self.seeds.trials), cfg.hidden_trials, cfg.shuffled_trials)
         passed, max_err, error, mismatch = 0, 0.0, None, None
-        mutated, deterministic, launches = False, True, None
+        mutated, deterministic, launches, races, swallowed = False, True, None, [], []
         for trial in trials:
-            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed, self.config.input_cap_bytes)
+            inputs = make_inputs(reference, trial.shape, trial.distribution, trial.seed, task.extreme,
+                                 cap_bytes=cfg.input_cap_bytes)
             init = json_init(reference)
             repeat = 2 if trial.index == 0 else 1
+            where = "a hidden shape" if trial.hidden else f"shape {trial.shape}"
             # candidate first, on its own copies; the reference after, in another process
-            c_head, c_out = cand.request(Run(repeat=repeat, init=init), Ran, inputs, timeout)
+            c_head, c_out = cand.request(Run(repeat=repeat, init=init, order_seed=trial.order_seed), Ran, inputs,
+                                         timeout)
             r_head, r_out = ref.request(Run(init=init), Ran, inputs, timeout)
             if not r_head.ok:
                 raise HarnessFault(f"task {task.id}: the reference failed on trial {trial.index}: {r_head.error}")
@@ -209,10 +229,12 @@ class Evaluation:
             for event in c_head.audit:
                 self.flags.append(f"{F.AUDIT_EVENT}:{event}")
             if not c_head.ok:
-                error = error or f"trial {trial.index} raised {c_head.error}"
+                error = error or f"trial {trial.index} ({where}) raised {c_head.error}"
                 if _out_of_memory(str(c_head.error)):
                     self.flags.append(F.MEMORY_LIMIT)
                 continue
+            if c_head.swallowed:  # the child's reports are its text: capped before they reach feedback
+                swallowed += [str(e)[:300] for e in c_head.swallowed[:5]]
             if not c_head.plain:
                 self.flags.append(F.OUTPUT_NOT_TENSOR)
                 error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"
@@ -225,10 +247,13 @@ class Evaluation:
                                   "same number of outputs")
                 continue
             mutated |= c_head.mutated
+            verdicts = self._judge(trial, r_out, c_out[:n_ref], None)
+            if any(err for err, _, _ in verdicts):  # who is right, the kernel or the fp32 reference?
+                oracle = self._oracle(ref, init, inputs, n_ref)
+                if oracle is not None:
+                    verdicts = self._judge(trial, r_out, c_out[:n_ref], oracle)
             ok = True
-            for k in range(n_ref):
-                err, m_abs, mm = compare(r_out[k], c_out[k], task.atol, task.rtol, trial.index,
-                                         trial.distribution, trial.shape)
+            for err, m_abs, mm in verdicts:
                 max_err = max(max_err, m_abs)
                 if err:
                     ok = False
@@ -239,7 +264,16 @@ class Evaluation:
                                         trial.distribution, trial.shape)
                     if err:
                         deterministic = False
+            if c_head.races:
+                races += [str(e)[:600] for e in c_head.races[:5]]
+                ok = False
             passed += ok
+        if races:  # the cause of whatever mismatch the shuffled order produced
+            self.flags.append(F.WRITE_RACE)
+            error = f"a write-write race between programs: {races[0]}"
+        if swallowed:
+            self.flags.append(F.TRY_EXCEPT_FALLBACK)
+            error = fallback_guard.swallowed_message(swallowed)
         if mutated:
             self.flags.append(F.INPUT_MUTATION)
             error = error or "forward wrote into its input tensors; inputs must be left untouched"
@@ -255,7 +289,8 @@ class Evaluation:
                               "Launch your kernel in forward")
         if not self.static.uses_triton:
             self.flags.append(F.NO_CUSTOM_KERNEL)
-        correct = passed == len(trials) and not mutated and deterministic and error is None
+        correct = passed == len(trials) and not mutated and deterministic and not races and not swallowed \
+            and error is None
         self.correctness = CorrectnessResult(
             correct=correct, trials_passed=passed, trials_total=len(trials),
             max_abs_error=max_err if passed or mismatch else None, atol=task.atol, rtol=task.rtol,

@@ -30,6 +30,7 @@ OUTPUT_TRUNCATED = "output_truncated"
 NO_CUSTOM_KERNEL = "no_custom_kernel"          # plain PyTorch: allowed, measured or modeled like any other
 IMPLAUSIBLE_SPEEDUP = "implausible_speedup"    # beyond the plausible bound: not rewarded
 CROSS_PROGRAM_RACE = "cross_program_race"      # read-after-write across programs of one launch
+WRITE_RACE = "write_race"                      # two programs of one launch stored different values to one element
 MODELED_UNAVAILABLE = "modeled_unavailable"    # the modeled-time self-test failed; no speed credit
 AUDIT_EVENT = "audit_event"                    # the audit-hook tripwire saw a blocked event
 SANDBOX_DEGRADED = "sandbox_degraded"          # a requested sandbox layer could not be applied on this host
@@ -39,7 +40,7 @@ INVALID_COST = "invalid_cost"                  # modeled mode: a cost record fai
 
 WARNINGS = frozenset({
     INPUT_MUTATION, NONDETERMINISTIC, TIMEOUT, MEMORY_LIMIT, OUTPUT_TRUNCATED, NO_CUSTOM_KERNEL,
-    IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT, SANDBOX_DEGRADED,
+    IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, WRITE_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT, SANDBOX_DEGRADED,
     UNREPLAYABLE, TRACE_DATA_DEPENDENT, INVALID_COST,
 })
 

@@ -15,6 +15,7 @@ from environment.evaluation.inputs import seed_plan
 from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult
 from environment.evaluation.static_checks import check_source
+from environment.evaluation.tf32_policy import with_tf32_decision
 from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
@@ -47,6 +48,7 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers
         static = static.model_copy(update={"ok": True, "errors": [], "flags": []})
     seeds = seed_plan(_SECRET, seed, task.id, salt, config.trials)
+    task = with_tf32_decision(task)
     request = {"task": task_payload(task), "source": source, "seeds": seeds, "config": config_payload(config),
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)

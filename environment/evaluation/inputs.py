@@ -1,13 +1,26 @@
-"""Trial inputs: the harness owns shapes, seeds and distributions (the candidate never picks them)."""
+"""Trial inputs: the harness owns shapes, seeds and distributions (the candidate never picks them).
+
+Distributions: `normal` (what get_inputs draws), `wide` (x4), and `extreme`, a family per kind of
+task of what its kernels must survive on a GPU (see `_extreme`). Shapes: the task's listed shapes,
+plus hidden ones drawn from the secret seed (task.yaml `hidden_shape`: odd sizes beyond every
+listed and modeled size along the reduction dimensions, small elsewhere, so they stay cheap in the
+interpreter). The agent is told hidden shapes exist, never which.
+"""
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
 from environment.tasks.task import WIDE_SCALE, Task
+
+LOGIT_SCALE = 100.0      # |logits| up to ~400: exp overflows fp32 (at 88.7) unless the row max is subtracted
+ELEMENTWISE_SCALE = 30.0  # |x| up to ~120: past exp's overflow point in either direction
+ATTENTION_SCALE = 8.0    # q and k x8: scores of a few hundred, one key dominating each query
+ROW_SHIFT = 10.0         # 'rows': every row's mean 10-14 of its spreads away from zero
 
 
 @dataclass(frozen=True)
@@ -16,6 +29,8 @@ class Trial:
     shape: dict[str, int]
     distribution: str
     seed: int
+    hidden: bool = False                 # a hidden shape: never named in feedback
+    order_seed: Optional[int] = None     # the candidate runs each launch's programs in this secret order
 
 
 def derive_seeds(secret: bytes, public_seed: int, task_id: str, salt: str, n: int) -> list[int]:
@@ -47,12 +62,38 @@ def seed_plan(secret: bytes, public_seed: int, task_id: str, salt: str, trials: 
             "counted": one("counted"), "heldout": one("heldout")}
 
 
-def plan_trials(task: Task, backend: str, seeds: list[int]) -> list[Trial]:
-    """Cycle shapes and distributions so every shape and every distribution is exercised."""
+def hidden_shape(task: Task, seed: int) -> dict[str, int]:
+    """One hidden shape: each dimension fixed or an odd size drawn from its [low, high] range."""
+    rng = random.Random(seed ^ 0x4D1DDE)
+    shape = {}
+    for name, (low, high) in sorted((task.hidden_shape or {}).items()):
+        value = rng.randint(low, high)
+        if value % 2 == 0 and low != high:
+            value = value + 1 if value < high else value - 1
+        shape[name] = value
+    return shape
+
+
+def plan_trials(task: Task, backend: str, seeds: list[int], hidden: int = 0, shuffled: int = 0) -> list[Trial]:
+    """Cycle the listed shapes and the distributions so every one is exercised; the last `hidden`
+    trials use hidden shapes (normal or wide inputs), and `shuffled` trials from the second on run
+    programs out of order (the first trial runs twice, in pid order, for the determinism check)."""
     shapes = task.shapes(backend) or ({},)
     dists = task.distributions
-    return [Trial(i, dict(shapes[i % len(shapes)]), dists[(i + i // len(shapes)) % len(dists)], s)
-            for i, s in enumerate(seeds)]
+    n = len(seeds)
+    n_hidden = min(hidden, n - 1) if task.hidden_shape else 0
+    # Extreme inputs are dominated by a few entries per row, which would hide a lost row tail.
+    hidden_dists = [d for d in dists if d != "extreme"] or list(dists)
+    trials = []
+    for i, s in enumerate(seeds):
+        order = s ^ 0x0DE5 if 1 <= i <= shuffled else None
+        if i >= n - n_hidden:
+            trials.append(Trial(i, hidden_shape(task, s), hidden_dists[s % len(hidden_dists)], s, hidden=True,
+                                order_seed=order))
+        else:
+            trials.append(Trial(i, dict(shapes[i % len(shapes)]), dists[(i + i // len(shapes)) % len(dists)], s,
+                                order_seed=order))
+    return trials
 
 
 def _planned_bytes(reference: Any) -> int | None:
@@ -66,8 +107,66 @@ def _planned_bytes(reference: Any) -> int | None:
     return sum(t.numel() * t.element_size() for t in planned if isinstance(t, torch.Tensor))
 
 
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    return t.reshape(-1, t.shape[-1]) if t.dim() >= 1 else t.reshape(1, 1)
+
+
+def _logits(x: torch.Tensor, gen: torch.Generator, masked: bool) -> torch.Tensor:
+    """Large logits; every other row with one dominant entry; masked: an eighth of the entries -inf
+    (never a row's largest, so every row keeps a finite max)."""
+    rows = _rows(x).clone() * LOGIT_SCALE
+    n_rows, n = rows.shape
+    top = torch.randint(0, n, (n_rows,), generator=gen)
+    r = torch.arange(n_rows)
+    boost = 20.0 + 30.0 * torch.rand(n_rows, generator=gen)
+    rows[r, top] = torch.where(r % 2 == 0, rows.amax(dim=1) + boost, rows[r, top])
+    if masked and n > 1:
+        hide = torch.rand(rows.shape, generator=gen) < 0.125
+        hide[r, rows.argmax(dim=1)] = False
+        rows[hide] = float("-inf")
+    return rows.reshape(x.shape)
+
+
+def _row_scales(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Rows at magnitudes from 1e-3 to 1e3, each shifted 10 to 14 spreads away from zero, every
+    third row with one dominant entry, and one all-zero row (eps and clamps). The shift is what a
+    one-pass variance (E[x^2] - mean^2) cannot take in fp32 at a 1e-4 tolerance while a two-pass
+    or chunked one can (measured: the README's inputs section)."""
+    rows = _rows(x).clone()
+    n_rows, n = rows.shape
+    scale = 10.0 ** (torch.rand(n_rows, 1, generator=gen) * 6.0 - 3.0)
+    sign = torch.where(torch.rand(n_rows, 1, generator=gen) < 0.5, -1.0, 1.0)
+    rows = (rows + sign * (ROW_SHIFT + 4.0 * torch.rand(n_rows, 1, generator=gen))) * scale
+    r = torch.arange(n_rows)
+    top = torch.randint(0, n, (n_rows,), generator=gen)
+    rows[r, top] = torch.where(r % 3 == 2, rows[r, top] * 1000.0, rows[r, top])
+    rows[int(torch.randint(0, n_rows, (1,), generator=gen))] = 0.0
+    return rows.reshape(x.shape)
+
+
+def _extreme(family: str, inputs: list[Any], seed: int) -> list[Any]:
+    gen = torch.Generator().manual_seed(seed ^ 0xE7E7)
+    floats = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    out = list(inputs)
+    if not floats:
+        return out
+    first = floats[0]
+    if family in ("logits", "masked_logits"):
+        out[first] = _logits(out[first], gen, masked=family == "masked_logits")
+    elif family == "rows":
+        out[first] = _row_scales(out[first], gen)
+    elif family == "elementwise":
+        out[first] = out[first] * ELEMENTWISE_SCALE
+    elif family == "attention":
+        for i in floats[:2]:
+            out[i] = out[i] * ATTENTION_SCALE
+    else:
+        raise ValueError(f"unknown extreme family {family!r}")
+    return out
+
+
 def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: int,
-                cap_bytes: int | None = None) -> list[torch.Tensor]:
+                extreme: Optional[str] = None, cap_bytes: int | None = None) -> list[torch.Tensor]:
     """The trial inputs at `shape`. With cap_bytes, inputs larger than that are never allocated: a
     HarnessFault names the size and the knob (the task is too big for this evaluator, whatever the
     submission)."""
@@ -87,6 +186,10 @@ def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: 
         torch.random.set_rng_state(gen_state)
     if distribution == "wide":
         inputs = [t * WIDE_SCALE if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    elif distribution == "extreme":
+        if extreme is None:
+            raise ValueError("the 'extreme' distribution needs the task's extreme family")
+        inputs = _extreme(extreme, inputs, seed)
     return [t.contiguous() if isinstance(t, torch.Tensor) else torch.tensor(t) for t in inputs]
 
 

@@ -27,8 +27,8 @@ from environment.evaluation.children import ChildDied
 from environment.evaluation.frames import FrameError
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
 from environment.evaluation.protocol import Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, TraceCall, Traced
-from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
+from environment.evaluation.verdict import judged
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
 
 SELFTEST: Optional[tuple[bool, str]] = None  # set once in the zygote, inherited by every evaluator
@@ -53,16 +53,6 @@ def _stats(cost: ModeledCost) -> TimingStats:
 
 def _no_credit(flag: Optional[str], note: str, **extra: Any) -> StageOutcome:
     return StageOutcome(PerformanceResult(note=note + " No speed credit."), flags=[flag] if flag else [], **extra)
-
-
-def _first_mismatch(expected: list, actual: list, task, shape) -> Optional[str]:
-    if len(actual) != len(expected):
-        return f"it returned {len(actual)} tensor(s), the reference returns {len(expected)}"
-    for k, want in enumerate(expected):
-        err, _, _ = compare(want, actual[k], task.atol, task.rtol, -1, "normal", shape)
-        if err:
-            return err
-    return None
 
 
 def validate_cost(cost: ModeledCost, output_bytes: int, spec: dict) -> Optional[str]:
@@ -91,8 +81,8 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
                                                   f"failed ({detail}).")
     task, cfg = ctx.task, ctx.config
     shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
-    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cfg.input_cap_bytes)
-    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cfg.input_cap_bytes)
+    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cap_bytes=cfg.input_cap_bytes)
+    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cap_bytes=cfg.input_cap_bytes)
     init = json_init(reference)
 
     try:
@@ -104,13 +94,15 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     if not (r_head.ok and h_head.ok):
         raise HarnessFault(f"task {task.id}: the reference failed on the counted inputs: "
                            f"{r_head.error or h_head.error}")
-    outcome = _judge(ctx, shape, c_head, c_tensors, r_counted, h_head, r_heldout, heldout)
+    outcome = _judge(ctx, shape, c_head, c_tensors, r_counted, h_head, r_heldout,
+                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs),
+                     counted, heldout)
     outcome.compute_s = c_head.compute_s + r_head.compute_s + h_head.compute_s
     return outcome
 
 
 def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_counted: list, h_head: Counted,
-           r_heldout: list, heldout: list) -> StageOutcome:
+           r_heldout: list, check: Any, counted: list, heldout: list) -> StageOutcome:
     """From the counted call's reply and the reference's results, the verdict on the speed claim."""
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
     from environment.evaluation.replay.rebuild import rebuild
@@ -119,7 +111,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_co
     if not c_head.ok:
         return _no_credit(None, f"The counted run failed: {c_head.error}.")
     n_out = c_head.outputs
-    wrong = _first_mismatch(r_counted, c_tensors[:n_out], task, shape)
+    wrong = check(r_counted, c_tensors[:n_out], counted)
     if wrong:
         return StageOutcome(PerformanceResult(note="The counted run returned a wrong result."),
                               wrong=f"The counted run on fresh inputs returned a wrong result ({wrong})")
@@ -148,7 +140,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_co
     if isinstance(replayed, StageOutcome):
         return replayed
     report, outputs = replayed
-    mismatch = _first_mismatch(r_heldout, outputs, task, shape)
+    mismatch = check(r_heldout, outputs, heldout)
     if mismatch:
         if trace.host_reads:
             return _no_credit(F.TRACE_DATA_DEPENDENT, (
@@ -162,7 +154,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_co
             "ops or Triton kernels on the given inputs.")), flags=[F.UNTRACED_WORK], triton_launches=launches)
 
     spec = load_spec()
-    tolerance = {"atol": task.atol, "rtol": task.rtol}
+    tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
     try:
         cand_cost = model_cost(report["launches"], spec, tolerance)
     except (KeyError, TypeError, ValueError) as exc:

@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 from environment.evaluation import flags as F
-from environment.evaluation.compare import compare
 from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.outcome import StageContext, StageOutcome
 from environment.evaluation.protocol import Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
+from environment.evaluation.verdict import judged
 
 # Beyond these a speedup is implausible for a correct kernel of these tasks (KernelBench flags >10x).
 PLAUSIBLE_SPEEDUP = {"measured_cpu": 10.0, "measured_cuda": 20.0}
@@ -50,7 +50,7 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
     hints: list[float] = []
     null: dict[int, float] = {}
     for rnd in range(cfg.timing_rounds):
-        sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48), cfg.input_cap_bytes)
+        sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48), cap_bytes=cfg.input_cap_bytes)
                 for _ in range(cfg.timing_calls)]
         flat = [t for s in sets for t in s]
         digests: dict[int, list] = {}
@@ -75,13 +75,11 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
         if j >= len(digests[cand.pid]) or digests[cand.pid][j] != _digest(c_out):
             return StageOutcome(PerformanceResult(note="A fetched output differs from the one reported when it was "
                                                        "timed."), flags=[F.PROTOCOL_VIOLATION], compute_s=compute_s)
-        for k, r in enumerate(r_out):
-            err, _, _ = compare(r, c_out[k] if k < len(c_out) else r.new_empty(0), task.atol, task.rtol, -1,
-                                "normal", shape)
-            if err:
-                return StageOutcome(PerformanceResult(note="A timed call returned a wrong result."),
-                                    wrong=f"A timed call returned a wrong result ({err}); results must be computed on "
-                                          "every call, not cached", compute_s=compute_s)
+        err = judged(ctx, shape, r_out, c_out, ref, init, sets[j])
+        if err:
+            return StageOutcome(PerformanceResult(note="A timed call returned a wrong result."),
+                                wrong=f"A timed call returned a wrong result ({err}); results must be computed on "
+                                      "every call, not cached", compute_s=compute_s)
     ref_stats, cand_stats = stats(samples[ref.pid]), stats(samples[cand.pid])
     speedup = ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else None
     note = ("Measured on this host's CPU: the trusted evaluator's wall clock, loop and channel cost subtracted."

@@ -47,7 +47,7 @@ class Job(_Message):
     init_seed: int
     backend: Literal["cpu", "cuda"]
     device: Literal["cpu", "cuda"]
-    tolerance: dict[str, float]
+    tolerance: dict[str, Optional[Union[bool, float]]]   # atol, rtol, tf32_admissible (None: no matmul)
     limits: Limits
 
 
@@ -74,6 +74,8 @@ class _Command(_Message):
 class Run(_Command):
     cmd: Literal["run"] = "run"
     repeat: int = Field(1, ge=1, le=2)
+    float64: bool = False                 # the reference only: run a float64 copy (the oracle)
+    order_seed: Optional[int] = None      # launches run their programs in this secret order (CPU hosts)
 
 
 class Stage(_Command):
@@ -127,6 +129,8 @@ class Ran(Reply):
     launches: dict[str, int] = Field(default_factory=dict)
     outputs: int = Field(0, ge=0)
     audit: list[str] = Field(default_factory=list)
+    races: list[str] = Field(default_factory=list, description="write-write races the shuffled trial saw")
+    swallowed: list[str] = Field(default_factory=list, description="exceptions forward swallowed")
 
 
 class Staged(Reply):

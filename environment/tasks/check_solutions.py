@@ -1,15 +1,17 @@
 """Self-check of the task library under problems/.
 
 For every task: task.yaml has the required keys, the reference runs on every CPU shape, each
-shipped correct solution matches it on every shape, distribution and seed, each shipped wrong
-solution fails somewhere, the output is not degenerate (not constant, changes when any single
-input changes), every Triton solution really launches a kernel, and the interpreter wall time of
-each Triton solution is reported per shape (and for the optional model_shape).
+shipped correct solution matches it on every shape, distribution and seed and on hidden shapes,
+each shipped wrong solution fails somewhere, the output is not degenerate (not constant, changes
+when any single input changes), every Triton solution really launches a kernel, and the
+interpreter wall time of each Triton solution is reported per shape (and for the optional
+model_shape). Inputs, hidden shapes and the comparison (with the float64 oracle) are the
+harness's own; solutions run with the harness's GPU numerics (tl.dot rounded as on sm_90,
+programs in a shuffled order, write-write races reported).
 
-    python environment/tasks/check_solutions.py [task_id ...]
+    python environment/tasks/check_solutions.py [--seeds 2] [task_id ...]
 
-Run it as a script (not with -m, which imports the environment package and numpy first): it sets
-TRITON_INTERPRET=1 and OPENBLAS_NUM_THREADS=1 before numpy and triton are imported.
+It sets TRITON_INTERPRET=1 and OPENBLAS_NUM_THREADS=1 before numpy and triton are imported.
 
 This is a developer tool that runs shipped, trusted files in-process; candidate code is never
 run this way (the harness in environment/evaluation/ sandboxes it).
@@ -29,16 +31,23 @@ import pathlib
 import sys
 import time
 
-import torch
-import triton.runtime.interpreter as interpreter
-import yaml
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # the repository root, run as a script
+
+import torch  # noqa: E402
+import triton.runtime.interpreter as interpreter  # noqa: E402
+import yaml  # noqa: E402
+
+from environment.evaluation import gpu_numerics  # noqa: E402
+from environment.evaluation.compare import compare as harness_compare  # noqa: E402
+from environment.evaluation.inputs import hidden_shape, make_inputs as harness_inputs  # noqa: E402
+from environment.tasks.task import load_task_folder  # noqa: E402
 
 PROBLEMS = pathlib.Path(__file__).parent / "problems"
 REQUIRED_KEYS = {"id", "title", "difficulty", "graded", "dtype", "tolerance", "description",
                  "cpu_shapes", "gpu_shapes", "distributions"}
 DEFAULT_SEEDS = 2
-WIDE_SCALE = 4.0  # the 'wide' distribution: floating inputs scaled by 4
 INIT_SEED = 1234
+gpu_numerics.install()
 
 _launches = 0
 _original_run = interpreter.InterpretedFunction.run
@@ -61,15 +70,8 @@ def load_module(path: pathlib.Path):
     return module
 
 
-def make_inputs(ref, shape: dict, dist: str, seed: int) -> list:
-    for name, value in shape.items():
-        setattr(ref, name, value)
-    torch.manual_seed(seed)
-    inputs = ref.get_inputs()
-    if dist == "wide":
-        inputs = [x * WIDE_SCALE if torch.is_tensor(x) and x.is_floating_point() else x
-                  for x in inputs]
-    return inputs
+def make_inputs(ref, shape: dict, dist: str, seed: int, extreme=None) -> list:
+    return harness_inputs(ref, shape, dist, seed, extreme)
 
 
 def build(cls, ref, seeded: bool):
@@ -82,17 +84,12 @@ def clone(inputs: list) -> list:
     return [x.clone() if torch.is_tensor(x) else x for x in inputs]
 
 
-def compare(out, expected, tol: dict):
-    """None when out matches expected, else a short reason."""
+def compare(out, expected, tol: dict, oracle=None):
+    """None when out matches expected (or the float64 oracle, as the harness judges), else a short reason."""
     if not torch.is_tensor(out):
         return f"output is {type(out).__name__}, not a tensor"
-    try:
-        torch.testing.assert_close(out, expected, atol=tol["atol"], rtol=tol["rtol"])
-    except AssertionError as err:
-        lines = str(err).strip().splitlines()
-        return " ".join([lines[0]] + [line.strip() for line in lines
-                                      if line.startswith(("Greatest absolute", "Absolute"))])
-    return None
+    err, _, _ = harness_compare(expected, out, tol["atol"], tol["rtol"], 0, "", {}, oracle=oracle)
+    return err.split(" on trial ")[0] if err else None
 
 
 def check_task(task_dir: pathlib.Path, seeds: range, failures: list, timings: list) -> None:
@@ -102,18 +99,24 @@ def check_task(task_dir: pathlib.Path, seeds: range, failures: list, timings: li
     if missing or meta["id"] != tid:
         failures.append(f"{tid}: task.yaml missing {sorted(missing)} or id mismatch")
         return
+    task = load_task_folder(task_dir)
     tol, seeded = meta["tolerance"], bool(meta.get("init_seeded", False))
     ref = load_module(task_dir / "reference.py")
     cases = [(shape, dist, seed) for shape in meta["cpu_shapes"]
-             for dist in meta["distributions"] for seed in seeds]
+             for dist in task.distributions for seed in seeds]
+    if task.hidden_shape:  # one hidden shape per seed, as the harness draws them
+        dists = [d for d in task.distributions if d != "extreme"]
+        cases += [(hidden_shape(task, 1000 + seed), dists[seed % len(dists)], seed) for seed in seeds]
     expected = {}
     for shape, dist, seed in cases:
-        inputs = make_inputs(ref, shape, dist, seed)
+        inputs = make_inputs(ref, shape, dist, seed, task.extreme)
         with torch.no_grad():
-            out = build(ref.Model, ref, seeded)(*inputs)
+            model = build(ref.Model, ref, seeded)
+            out = model(*inputs)
+            oracle = model.double()(*[x.double() if x.is_floating_point() else x for x in inputs])
         if not torch.isfinite(out).all():
             failures.append(f"{tid}: reference output not finite for {shape} {dist}")
-        expected[(str(shape), dist, seed)] = out
+        expected[(str(shape), dist, seed)] = out, oracle
     check_degenerate(tid, ref, meta, tol, seeded, failures)
 
     solutions = sorted((task_dir / "solutions").glob("*/*.py"))
@@ -128,12 +131,15 @@ def check_task(task_dir: pathlib.Path, seeds: range, failures: list, timings: li
         sol = load_module(path)
         results = []
         for shape, dist, seed in cases:
-            inputs = make_inputs(ref, shape, dist, seed)
+            inputs = make_inputs(ref, shape, dist, seed, task.extreme)
             launches_before = _launches
             try:
-                with torch.no_grad():
+                with torch.no_grad(), gpu_numerics.trial(order_seed=seed + 17) as numerics:
                     out = build(sol.ModelNew, ref, seeded)(*clone(inputs))
-                reason = compare(out, expected[(str(shape), dist, seed)], tol)
+                exp, oracle = expected[(str(shape), dist, seed)]
+                reason = compare(out, exp, tol, oracle)
+                if numerics.races:
+                    reason = "write-write race: " + numerics.races[0]
             except Exception as err:  # a wrong solution may crash; that counts as failing
                 reason = f"raised {type(err).__name__}: {err}"
             if path.name.startswith("triton_") and reason is None and _launches == launches_before:
@@ -147,7 +153,7 @@ def check_task(task_dir: pathlib.Path, seeds: range, failures: list, timings: li
             failures.append(f"{name}: wrong solution passes every case")
         verdict = "ok" if (path.parent.name == "correct") != bool(bad) else "BAD"
         print(f"  {name:58s} {verdict}  failed {len(bad)}/{len(results)}"
-              + (f"  e.g. {bad[0][3][:90]}" if bad and path.parent.name == "wrong" else ""))
+              + (f"  e.g. {bad[0][1]} {bad[0][3][:90]}" if bad and path.parent.name == "wrong" else ""))
         if path.parent.name == "correct" and path.name.startswith("triton_"):
             timings.append((name, time_solution(ref, sol, meta, seeded)))
 

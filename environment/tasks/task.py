@@ -11,8 +11,12 @@ from typing import Any, Optional
 import yaml
 
 DIFFICULTIES = ("easy", "medium", "hard")
-DISTRIBUTIONS = ("normal", "wide")
+DISTRIBUTIONS = ("normal", "wide", "extreme")
+DEFAULT_DISTRIBUTIONS = ("normal", "wide")  # 'extreme' needs a family (task.yaml `extreme:`)
 WIDE_SCALE = 4.0  # 'wide' multiplies floating inputs: larger magnitudes expose overflow and eps bugs
+# Extreme-value families (environment/evaluation/inputs.py draws them): what a kernel of that kind
+# must survive on a GPU, e.g. logits large enough that exp overflows without the max subtraction.
+EXTREME_FAMILIES = ("logits", "masked_logits", "rows", "elementwise", "attention")
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,14 @@ class Task:
     cpu_shapes: tuple[dict[str, int], ...] = ()
     gpu_shapes: tuple[dict[str, int], ...] = ()
     model_shape: Optional[dict[str, int]] = None
-    distributions: tuple[str, ...] = DISTRIBUTIONS
+    distributions: tuple[str, ...] = DEFAULT_DISTRIBUTIONS
+    extreme: Optional[str] = None
+    # Hidden trial shapes: per dimension a fixed size or an inclusive [low, high] range an odd size is
+    # drawn from with the secret seed. Never shown to the agent.
+    hidden_shape: Optional[dict[str, tuple[int, int]]] = None
+    # Whether fp32 matmuls may run as TF32 under this task's tolerance (decided by running the
+    # reference with TF32 operands, environment/evaluation/tf32_policy.py); None: not decided yet.
+    tf32_admissible: Optional[bool] = None
     init_seeded: bool = False
     folder: Optional[Path] = None
     solutions: dict[str, tuple[Path, ...]] = field(default_factory=dict)
@@ -61,6 +72,23 @@ def _shape_list(raw: Any, where: str) -> tuple[dict[str, int], ...]:
     if not isinstance(raw, list) or not all(isinstance(s, dict) for s in raw):
         raise TaskError(f"{where}: shapes must be a list of mappings like [{{M: 127, N: 257}}]")
     return tuple({str(k): int(v) for k, v in s.items()} for s in raw)
+
+
+def _hidden_shape(raw: Any, cpu_shapes: tuple[dict[str, int], ...], where: str) -> Optional[dict[str, tuple[int, int]]]:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise TaskError(f"{where}: hidden_shape must be a mapping like {{M: [3, 9], N: [4097, 8191]}}")
+    out: dict[str, tuple[int, int]] = {}
+    for key, value in raw.items():
+        low, high = (value, value) if isinstance(value, int) else tuple(value) if isinstance(value, list) and \
+            len(value) == 2 else (None, None)
+        if not isinstance(low, int) or not isinstance(high, int) or not 0 < low <= high:
+            raise TaskError(f"{where}: hidden_shape.{key} must be a positive size or a [low, high] range")
+        out[str(key)] = (low, high)
+    if cpu_shapes and cpu_shapes[0] and set(out) != set(cpu_shapes[0]):
+        raise TaskError(f"{where}: hidden_shape must give every dimension of cpu_shapes ({sorted(cpu_shapes[0])})")
+    return out
 
 
 def _module_dims(module: types.ModuleType) -> dict[str, int]:
@@ -97,9 +125,13 @@ def task_from_reference(ref_path: Path, meta: dict[str, Any], folder: Optional[P
     difficulty = str(meta.get("difficulty", "medium"))
     if difficulty not in DIFFICULTIES:
         raise TaskError(f"{ref_path}: difficulty {difficulty!r} is not one of {DIFFICULTIES}")
-    dists = tuple(meta.get("distributions") or DISTRIBUTIONS)
+    dists = tuple(meta.get("distributions") or DEFAULT_DISTRIBUTIONS)
     if not set(dists) <= set(DISTRIBUTIONS):
         raise TaskError(f"{ref_path}: distributions {dists} must be a subset of {DISTRIBUTIONS}")
+    extreme = meta.get("extreme")
+    if ("extreme" in dists) != (extreme is not None) or (extreme is not None and extreme not in EXTREME_FAMILIES):
+        raise TaskError(f"{ref_path}: the 'extreme' distribution needs `extreme:` set to one of {EXTREME_FAMILIES} "
+                        "(and `extreme:` needs 'extreme' in distributions)")
     tol = meta.get("tolerance") or {}
     dims = _module_dims(module)
     cpu_shapes = _shape_list(meta.get("cpu_shapes"), str(ref_path)) or ((dims,) if dims else ({},))
@@ -120,6 +152,8 @@ def task_from_reference(ref_path: Path, meta: dict[str, Any], folder: Optional[P
         gpu_shapes=_shape_list(meta.get("gpu_shapes"), str(ref_path)),
         model_shape={str(k): int(v) for k, v in model_shape.items()} if model_shape else None,
         distributions=dists,
+        extreme=extreme,
+        hidden_shape=_hidden_shape(meta.get("hidden_shape"), cpu_shapes, str(ref_path)),
         init_seeded=bool(meta.get("init_seeded", False)),
         folder=folder,
     )

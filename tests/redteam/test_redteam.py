@@ -106,10 +106,10 @@ def test_attack_meets_its_pinned_outcome(name):
 
 
 def test_no_attack_of_the_accounting_classes_earns_speed_credit_it_did_not_earn():
-    """Issue 9's property over the new classes: an attack whose work was all traced (a61, a72, a73, a78)
+    """Issue 9's property over the new classes: an attack whose work was all traced (a72, a73, a78, a83)
     may keep its honest speedup; every other one earns no modeled speedup at all."""
     for name, exp in EXPECTED.items():
-        if not ("a60" <= name[:3] <= "a81") or name[:3] in ("a61", "a72", "a73", "a78"):
+        if not ("a62" <= name[:3] <= "a83") or name[:3] in ("a72", "a73", "a78", "a83"):
             continue
         result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
                                   salt=name, session=f"redteam-credit-{name}")
@@ -125,3 +125,19 @@ def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_w
     score, _ = reward.score(result)
     assert not result.static.flags
     assert score <= honest_score(exp.task), f"{name}: score={score} flags={result.flags}"
+
+
+FALLBACKS = ["a02_try_except_fallback.py", "a03_suppress_fallback.py", "a59_exit_swallows_exception.py",
+             "a60_finally_break_fallback.py", "a61_suppress_by_getattr.py"]
+
+
+@pytest.mark.parametrize("name", FALLBACKS)
+def test_a_swallowed_exception_is_flagged_at_run_time_even_with_the_static_check_off(name):
+    """The no-fallback rule holds without its spelling: the child's guard sees the exception leave the
+    guarded block while forward still returns a result."""
+    exp = EXPECTED[name]
+    result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config({}), seed=7, salt=name,
+                              session=f"redteam-guard-{name}", static_checks=False)
+    assert F.TRY_EXCEPT_FALLBACK in result.flags and reward.score(result)[0] == 0.0, result.flags
+    assert result.correctness.error.startswith("an exception (InterpreterError: ") and "swallowed" in \
+        result.correctness.error

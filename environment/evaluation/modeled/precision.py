@@ -56,6 +56,8 @@ def tf32_admitted(tolerance: dict | None) -> bool:
     """True when the task's tolerance (atol, rtol) is loose enough for TF32 matmuls."""
     if not tolerance:
         return False
+    if tolerance.get("tf32_admissible") is not None:  # decided per task by running the reference (tf32_policy.py)
+        return bool(tolerance["tf32_admissible"])
     return min(float(tolerance.get("atol", 0.0)), float(tolerance.get("rtol", 0.0))) >= TF32_MIN_TOLERANCE
 
 

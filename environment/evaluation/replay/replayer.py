@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import torch
 
-from environment.evaluation import frames
+from environment.evaluation import frames, gpu_numerics
 from environment.evaluation.child import CHILD_FAILED, enter_child, enter_sandbox
 from environment.evaluation.protocol import Replayed, ReplayJob
 
@@ -49,6 +49,7 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
     from environment.evaluation.replay.execute import Replay, ReplayError
 
     triton_hooks.install()  # before the sandbox: it imports the interpreter
+    gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     name = f"kernels_{job.digest[:16]}"
     path = os.path.join(job.tmpdir, name + ".py")
     with open(path, "w") as fh:

@@ -1,0 +1,240 @@
+"""Make the Triton interpreter behave like an H100 where its differences would change a verdict.
+
+Installed in the candidate child on CPU hosts (before the sandbox); the trusted evaluator reads
+what it reports. Three differences are closed:
+
+1. `tl.dot` precision. The interpreter multiplies fp32 operands exactly (numpy) whatever
+   `input_precision` says; on sm_90 the default (`"tf32"`) feeds raw fp32 bits to the tensor cores,
+   which ignore the low 13 mantissa bits (truncation: triton-lang/triton#4574), and `"tf32x3"`
+   splits each operand into a big part (`cvt.rna.tf32.f32`: round to nearest, ties away from zero)
+   and a small remainder and sums three TF32 products (big*big + big*small + small*big, the
+   small*small term dropped: triton-lang/triton#4603). Here operands are rounded the same way and
+   multiplied exactly in fp32, so the products are what the tensor cores compute; accumulation order
+   is not modelled (both accumulate in fp32). `"ieee"` stays exact.
+2. Program order. The interpreter runs a launch's programs one after another in pid order, which
+   repairs races a GPU would expose. Inside `trial(order_seed=...)` every launch runs its programs
+   in a random order drawn from that (secret) seed: the loop of `GridExecutor.__call__` is left as
+   it is and `set_grid_idx` maps the i-th program it starts to the i-th entry of a permutation.
+3. Write-write races. Inside `trial()` every element a program stores is recorded (address, value
+   bits, program); at the end of the launch an element stored by two programs with different values
+   is a race: on a GPU the last writer is arbitrary. Identical values (e.g. a tail block shifted back
+   over its neighbour) are order-independent and not reported. Atomics are not stores and are
+   exempt. Element granularity: overlapping stores of different widths are not compared, and a
+   launch storing more than MAX_RECORDED_STORES elements is not checked (far beyond any trial).
+
+The hooks wrap and call through whatever is installed (the modeled-cost counters wrap the same
+methods), so either may be installed first. With no trial active only the dot rounding runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import numpy as np
+
+# Stores recorded per launch before race checking gives up on it (bounds memory and time).
+MAX_RECORDED_STORES = 8_000_000
+_INSTALLED = False
+
+
+def tf32_truncate(x: np.ndarray) -> np.ndarray:
+    """fp32 -> TF32 as the tensor cores read raw fp32 bits: the low 13 mantissa bits are ignored."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    return (bits & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def tf32_round(x: np.ndarray) -> np.ndarray:
+    """cvt.rna.tf32.f32: round to nearest at 10 mantissa bits, ties away from zero; Inf/NaN kept."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    rounded = (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    return np.where(special, bits, rounded).view(np.float32)
+
+
+def dot_products(a: np.ndarray, b: np.ndarray, precision: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (lhs, rhs) pairs whose fp32 products sum to an sm_90 `tl.dot` of fp32 operands."""
+    mode = precision.upper()
+    if mode == "TF32":
+        return [(tf32_truncate(a), tf32_truncate(b))]
+    if mode == "TF32X3":
+        a_big, b_big = tf32_round(a), tf32_round(b)
+        a_small = tf32_truncate(np.asarray(a, np.float32) - a_big)
+        b_small = tf32_truncate(np.asarray(b, np.float32) - b_big)
+        return [(a_small, b_big), (a_big, b_small), (a_big, b_big)]
+    return [(a, b)]
+
+
+@dataclass
+class _Launch:
+    name: str
+    grid: tuple[int, int, int] = (1, 1, 1)
+    order: Optional[np.ndarray] = None
+    started: int = 0
+    addrs: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    programs: list = field(default_factory=list)
+    recorded: int = 0
+
+
+@dataclass
+class TrialReport:
+    """What one trial's launches did that a GPU would not forgive."""
+    order_seed: Optional[int] = None
+    launches: int = 0
+    races: list[str] = field(default_factory=list)
+    _current: Optional[_Launch] = None
+
+
+_TRIAL: Optional[TrialReport] = None
+
+
+@contextlib.contextmanager
+def trial(order_seed: Optional[int] = None) -> Iterator[TrialReport]:
+    """Record races (and, with an order seed, shuffle program order) for the launches inside."""
+    global _TRIAL
+    report = TrialReport(order_seed=order_seed)
+    previous, _TRIAL = _TRIAL, report
+    try:
+        yield report
+    finally:
+        _TRIAL = previous
+
+
+def _linear(grid: tuple[int, int, int], idx: tuple[int, int, int]) -> int:
+    return (idx[0] * grid[1] + idx[1]) * grid[2] + idx[2]
+
+
+def _begin(executor) -> Optional[_Launch]:
+    report = _TRIAL
+    if report is None:
+        return None
+    fn = getattr(executor, "fn", None)
+    launch = _Launch(name=getattr(fn, "__name__", "kernel"))
+    report._current = launch
+    report.launches += 1
+    return launch
+
+
+def _finish(report: TrialReport, launch: _Launch) -> None:
+    report._current = None
+    if launch.recorded > MAX_RECORDED_STORES or not launch.addrs:
+        return
+    addrs = np.concatenate(launch.addrs)
+    values = np.concatenate(launch.values)
+    programs = np.concatenate(launch.programs)
+    order = np.lexsort((programs, addrs))
+    addrs, values, programs = addrs[order], values[order], programs[order]
+    clash = (addrs[1:] == addrs[:-1]) & (programs[1:] != programs[:-1]) & (values[1:] != values[:-1])
+    if clash.any():
+        first = int(np.argmax(clash))
+        elements = int(np.unique(addrs[1:][clash]).size)
+        report.races.append(
+            f"kernel `{launch.name}`: {elements} output element(s) were stored by two programs of the same launch "
+            f"with different values (e.g. programs {int(programs[first])} and {int(programs[first + 1])}); on a GPU "
+            "programs run concurrently in any order, so which value lands is arbitrary. Give every output element "
+            "to exactly one program (check the store mask and the offsets), or use tl.atomic_* for updates that "
+            "are meant to be shared")
+
+
+def _record_store(builder, ptrs, value, mask) -> None:
+    report = _TRIAL
+    launch = report._current if report is not None else None
+    if launch is None or launch.recorded > MAX_RECORDED_STORES:
+        return
+    p = np.asarray(ptrs.data)
+    m = np.broadcast_to(np.asarray(mask.data, dtype=bool), p.shape)
+    v = np.broadcast_to(np.asarray(value.data), p.shape)
+    addrs = p[m].astype(np.uint64, copy=False).ravel()
+    if addrs.size == 0:
+        return
+    width = v.dtype.itemsize
+    bits = np.ascontiguousarray(v[m]).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])
+    launch.recorded += addrs.size
+    if launch.recorded > MAX_RECORDED_STORES:
+        launch.addrs, launch.values, launch.programs = [], [], []
+        return
+    launch.addrs.append(addrs)
+    launch.values.append(bits.astype(np.uint64).ravel())
+    launch.programs.append(np.full(addrs.size, _linear(launch.grid, builder.grid_idx), dtype=np.int64))
+
+
+def install() -> None:
+    """Install the hooks once per process (idempotent). Requires TRITON_INTERPRET=1."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    import triton.language as tl
+    import triton.runtime.interpreter as interp
+
+    builder_cls = interp.InterpreterBuilder
+    create_dot = builder_cls.create_dot
+
+    @functools.wraps(create_dot)
+    def rounded_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        mode = getattr(input_precision, "name", str(input_precision or "IEEE")).upper()
+        if mode == "IEEE" or a.dtype.scalar != tl.float32 or b.dtype.scalar != tl.float32:
+            return create_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+        pairs = dot_products(a.data, b.data, mode)
+        *corrections, (a_main, b_main) = pairs
+        acc = d
+        if corrections:  # tf32x3: the small products first, then the big one through the original dot
+            extra = sum(np.matmul(x, y, dtype=np.float32) for x, y in corrections)
+            acc = interp.TensorHandle((d.data + extra).astype(d.data.dtype), d.dtype.scalar)
+        return create_dot(self, interp.TensorHandle(a_main, a.dtype.scalar), interp.TensorHandle(b_main, b.dtype.scalar),
+                          acc, input_precision, max_num_imprecise_acc)
+
+    builder_cls.create_dot = rounded_dot
+
+    set_grid_dim, set_grid_idx = builder_cls.set_grid_dim, builder_cls.set_grid_idx
+
+    @functools.wraps(set_grid_dim)
+    def grid_dim(self, nx, ny, nz):
+        set_grid_dim(self, nx, ny, nz)
+        report = _TRIAL
+        launch = report._current if report is not None else None
+        if launch is not None:
+            launch.grid = (int(nx), int(ny), int(nz))
+            launch.started = 0
+            if report.order_seed is not None:
+                rng = np.random.default_rng([report.order_seed & (2**63 - 1), report.launches])
+                launch.order = rng.permutation(int(nx) * int(ny) * int(nz))
+
+    @functools.wraps(set_grid_idx)
+    def grid_idx(self, x, y, z):
+        report = _TRIAL
+        launch = report._current if report is not None else None
+        if launch is not None and launch.order is not None:
+            _, ny, nz = launch.grid
+            k = int(launch.order[launch.started])
+            launch.started += 1
+            x, y, z = k // (ny * nz), (k // nz) % ny, k % nz
+        set_grid_idx(self, x, y, z)
+
+    builder_cls.set_grid_dim, builder_cls.set_grid_idx = grid_dim, grid_idx
+
+    masked_store = builder_cls.create_masked_store
+
+    @functools.wraps(masked_store)
+    def recorded_store(self, ptrs, value, mask, cache_policy):
+        _record_store(self, ptrs, value, mask)
+        return masked_store(self, ptrs, value, mask, cache_policy)
+
+    builder_cls.create_masked_store = recorded_store
+
+    executor_call = interp.GridExecutor.__call__
+
+    @functools.wraps(executor_call)
+    def launch_call(self, *args, **kwargs):
+        launch = _begin(self)
+        if launch is None:
+            return executor_call(self, *args, **kwargs)
+        report = _TRIAL
+        try:
+            return executor_call(self, *args, **kwargs)
+        finally:
+            _finish(report, launch)
+
+    interp.GridExecutor.__call__ = launch_call
+    _INSTALLED = True
