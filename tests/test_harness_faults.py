@@ -80,10 +80,11 @@ def test_an_evaluator_killed_mid_evaluation_is_a_harness_error(tmp_path):
     worker.start()
     victim = None
     deadline = time.monotonic() + 60
-    while victim is None and time.monotonic() < deadline:  # the busy evaluator: a zygote's child with children
+    while victim is None and time.monotonic() < deadline:
+        # the busy evaluator: its candidate child has moved into its job's directory (idle spares' have not)
         for zygote in zygotes:
             for child in _children(zygote):
-                if _children(child) and any(_children(c) == [] for c in _children(child)):
+                if any("ModelNew-" in _cwd(c) for c in _children(child)):
                     victim = child
         time.sleep(0.2)
     assert victim is not None, "no evaluator found"
@@ -92,6 +93,13 @@ def test_an_evaluator_killed_mid_evaluation_is_a_harness_error(tmp_path):
     worker.join(120)
     result = box["r"]
     assert result.outcome == "harness_error" and "evaluator failed" in result.harness_error, result
+
+
+def _cwd(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
 
 
 def _children(pid: int) -> list[int]:

@@ -1,5 +1,7 @@
 """Each gate is pinned by a real adversarial kernel or host trick."""
 import torch
+import triton
+import triton.language as tl
 
 import modeled_kernels as kernels
 from environment.evaluation.modeled.gates import modeled_gates
@@ -51,3 +53,24 @@ def test_a_kernel_that_fails_the_sm90_compile_denies_modeled_credit():
     infos = [CompileInfo(kernel="k", ok=False, error="NameError('torch is not defined')")]
     assert modeled_gates(report, infos) == [
         "modeled_unavailable: kernel k does not compile for sm_90: NameError('torch is not defined')"]
+
+
+@triton.jit
+def _sum_in_combine(pa, na, pb, nb):
+    """A combine function that reads a whole row itself: the reviewer's a76-a78 pattern."""
+    offs = tl.arange(0, 1024)
+    row = tl.load(pb.to(tl.pointer_type(tl.float32)) + offs, mask=offs < nb, other=0.0)
+    tl.store(pb.to(tl.pointer_type(tl.float32)), tl.sum(row, axis=0))
+    return pa, na
+
+
+@triton.jit
+def _hide_in_reduce(x_ptr, n):
+    one = (tl.arange(0, 2) * 0 + 1).to(tl.int64)
+    tl.reduce((one * x_ptr.to(tl.int64), one * n), 0, _sum_in_combine)
+
+
+def test_memory_traffic_inside_a_reduction_combine_function_is_charged():
+    x = torch.randn(1024)
+    counter_bytes = count(lambda t: (_hide_in_reduce[(1,)](t, t.numel()), t)[1], x)[1]["launches"][0]
+    assert counter_bytes["bytes_unique"] >= 1024 * 4, counter_bytes  # the 4 KiB row the combine read

@@ -151,10 +151,11 @@ EXPECTED: dict[str, Expect] = {
     "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a74_constant_side_effect.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild", correct=True),
     # found by an attacker's review of the replay (reviewer r01-r06)
-    "a76_combine_fn_uncounted.py": Expect("causal_attention", "harmless", "cross_program_race", "replay",
-                                          correct=True),
-    "a77_combine_fn_mlp.py": Expect("mlp_block", "harmless", "cross_program_race", "replay", correct=True),
-    "a78_combine_fn_cross_entropy.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
+    # (their fixed blocks now also fail the hidden trial shapes; before those, the combine-function
+    # charge already took their modeled credit: no credit with cross_program_race, 0.39x for a78)
+    "a76_combine_fn_uncounted.py": Expect("causal_attention", "harmless", None, "runtime-check", correct=False),
+    "a77_combine_fn_mlp.py": Expect("mlp_block", "harmless", None, "runtime-check", correct=False),
+    "a78_combine_fn_cross_entropy.py": Expect("cross_entropy", "harmless", None, "runtime-check", correct=False),
     "a79_deep_constant_expression.py": Expect("gelu_bias", "harmless", None, "static", correct=False,
                                               evidence="nests expressions too deeply"),
     "a80_deep_kernel_expression.py": Expect("gelu_bias", "harmless", None, "static", correct=False,
