@@ -84,6 +84,8 @@ def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
     out = subprocess.run(["bash", str(SCRIPT)], env={**os.environ, "IMAGE_CHECK_RESET_GATE_S": "0"},
                          capture_output=True, text=True, timeout=2900)
     log = out.stdout + out.stderr
+    (ROOT / "artifacts").mkdir(exist_ok=True)  # the figures (build time, image size, reset time) for CI's log
+    (ROOT / "artifacts" / "image-check.log").write_text(log)
     assert out.returncode == 0, log[-6000:]
     passed = [line for line in out.stdout.splitlines() if line.startswith("PASS ")]
     for check in ("the Dockerfile builds", "no token in the image's history", "the image runs as USER 1000",
