@@ -106,7 +106,7 @@ if ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
   extra_cas=$(find /usr/local/share/ca-certificates -name '*.crt' 2>/dev/null | wc -l)
   if [ "$extra_cas" -gt 0 ]; then
     cp -r /usr/local/share/ca-certificates/. "$rootfs/usr/local/share/ca-certificates/"
-    chroot "$rootfs" update-ca-certificates >/dev/null
+    chroot "$rootfs" update-ca-certificates >>"$CACHE/debootstrap.log" 2>&1
     echo "stand-in trusts $extra_cas extra CA certificate(s) of this host (/usr/local/share/ca-certificates)"
   fi
   chroot "$rootfs" apt-get clean
