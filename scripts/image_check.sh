@@ -91,7 +91,7 @@ if ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
   echo "making a stand-in for python:3.11-slim from Debian bookworm ($MIRROR), cached in buildah's storage"
   t0=$(now)
   rootfs=$WORK/rootfs
-  debootstrap --variant=minbase --include=python3,python3-pip,python-is-python3,ca-certificates,netbase \
+  timeout 900 debootstrap --variant=minbase --include=python3,python3-pip,python-is-python3,ca-certificates,netbase \
     bookworm "$rootfs" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 \
     || { tail -20 "$CACHE/debootstrap.log"; die "debootstrap failed (log: $CACHE/debootstrap.log); fix: check that $MIRROR is reachable or set DEBIAN_MIRROR"; }
   # Like the official image: pip installs into the system interpreter (no PEP 668 marker), apt lists
@@ -138,7 +138,7 @@ else
   echo "$DEFAULT_INDEX is not reachable from this host: using torch==$TORCH_VERSION as the host's pip resolves it"
   index=$CACHE/torch-index
   mkdir -p "$index/files"
-  python3 -m pip download -q "torch==$TORCH_VERSION" -d "$index/files" >"$WORK/pip-download.log" 2>&1 \
+  timeout 600 python3 -m pip download -q "torch==$TORCH_VERSION" -d "$index/files" >"$WORK/pip-download.log" 2>&1 \
     || { tail -20 "$WORK/pip-download.log"; die "pip could not download torch==$TORCH_VERSION; fix: set TORCH_INDEX to an index that has its CPU build"; }
   ls "$index/files"/torch-"$TORCH_VERSION"+cpu-*.whl >/dev/null 2>&1 \
     || die "the host's pip resolves torch==$TORCH_VERSION to a non-CPU build ($(ls "$index/files" | grep '^torch-' | tr '\n' ' ')); fix: set TORCH_INDEX to an index with torch==$TORCH_VERSION+cpu"
@@ -164,10 +164,10 @@ step "build $TAG from ./Dockerfile"
 CACHE_FLAGS=(--layers)
 [ "${IMAGE_CHECK_NO_CACHE:-0}" = 1 ] && CACHE_FLAGS=(--no-cache)
 t0=$(now)
-if ! buildah bud "${ISO[@]}" "${CACHE_FLAGS[@]}" --pull=never --format docker "${BUILD_ARGS[@]}" \
+if ! timeout 1500 buildah bud "${ISO[@]}" "${CACHE_FLAGS[@]}" --pull=never --format docker "${BUILD_ARGS[@]}" \
     -t "$TAG" -f Dockerfile . >"$CACHE/build.log" 2>&1; then
   tail -40 "$CACHE/build.log"
-  echo "FAIL the Dockerfile builds (full log: $CACHE/build.log)"
+  echo "FAIL the Dockerfile builds within 25 minutes (full log: $CACHE/build.log)"
   exit 1
 fi
 BUILD_S=$(secs "$t0" "$(now)")
