@@ -166,8 +166,9 @@ def cmd_app_tree(root: str) -> None:
     uid = os.getuid()
     report(uid != 0, "the check runs as a non-root uid", f"uid {uid}")
     not_root, writable, count = [], [], 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [""] + dirnames + filenames:
+    for dirpath, dirnames, filenames in os.walk(root):  # every folder is visited once as dirpath
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in [""] + links + filenames:
             path = os.path.join(dirpath, name) if name else dirpath
             count += 1
             st = os.lstat(path)

@@ -73,16 +73,24 @@ def test_image_check_refuses_a_bad_setting_before_doing_anything(setting, value,
     assert out.stdout == ""
 
 
-@pytest.mark.image
-@pytest.mark.timeout(3000)
-def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
+def _needs_buildah_as_root() -> None:
     if not shutil.which("buildah"):
         pytest.skip("buildah is not installed (scripts/test.sh installs it: apt-get install buildah debootstrap)")
     if os.geteuid() != 0:
         pytest.skip("the image check runs buildah as root (--isolation chroot); run the suite as root")
+
+
+def _run_check(repo: Path, **env: str) -> subprocess.CompletedProcess:
     # The 30 s reset gate is reported by the script, not asserted here: tests assert no wall-clock times.
-    out = subprocess.run(["bash", str(SCRIPT)], env={**os.environ, "IMAGE_CHECK_RESET_GATE_S": "0"},
-                         capture_output=True, text=True, timeout=2900)
+    return subprocess.run(["bash", str(repo / "scripts" / "image_check.sh")], capture_output=True, text=True,
+                          env={**os.environ, "IMAGE_CHECK_RESET_GATE_S": "0", **env}, timeout=2900)
+
+
+@pytest.mark.image
+@pytest.mark.timeout(3000)
+def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
+    _needs_buildah_as_root()
+    out = _run_check(ROOT)
     log = out.stdout + out.stderr
     (ROOT / "artifacts").mkdir(exist_ok=True)  # the figures (build time, image size, reset time) for CI's log
     (ROOT / "artifacts" / "image-check.log").write_text(log)
@@ -98,3 +106,31 @@ def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
         assert any(line.startswith(f"PASS {check}") for line in passed), f"missing: PASS {check}\n{log[-6000:]}"
     assert not [line for line in out.stdout.splitlines() if line.startswith("FAIL")]
     assert out.stdout.rstrip().endswith("image check: PASS")
+
+
+@pytest.mark.image
+@pytest.mark.timeout(3000)
+def test_the_image_check_fails_an_image_with_a_writable_app_and_a_token_in_its_history(tmp_path):
+    """The same Dockerfile plus one step that a careless edit could add: the check must name both faults."""
+    _needs_buildah_as_root()
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True, timeout=120)
+    for path in ("Dockerfile", "scripts/image_check.sh", "scripts/image_probe.py", ".dockerignore"):
+        shutil.copy(ROOT / path, repo / path)  # the working tree's version when running before a commit
+    dockerfile = (repo / "Dockerfile").read_text()
+    assert "\nUSER 1000\n" in dockerfile
+    (repo / "Dockerfile").write_text(dockerfile.replace("\nUSER 1000\n", (
+        f"\nARG HF_TOKEN={FAKE_TOKEN}\nRUN chmod o+w /app/environment/reward.py && test -n \"$HF_TOKEN\"\nUSER 1000\n")))
+    tag = "localhost/kernel-playground:image-check-faulty"
+    try:
+        out = _run_check(repo, IMAGE_CHECK_TAG=tag)
+    finally:
+        subprocess.run(["buildah", "rmi", tag], capture_output=True, timeout=300)
+    failed = [line for line in out.stdout.splitlines() if line.startswith("FAIL ")]
+    assert out.returncode == 1, out.stdout[-4000:] + out.stderr[-2000:]
+    assert [line.split(":")[0] for line in failed] == [
+        "FAIL no token in the image's history, config or annotations",
+        "FAIL none of them is writable by uid 1000"], out.stdout[-4000:]
+    assert "Hugging Face token in image.History" in failed[0] and FAKE_TOKEN not in out.stdout + out.stderr
+    assert failed[1].endswith(": /app/environment/reward.py")
+    assert out.stdout.rstrip().endswith("image check: FAIL (2 failed group(s))")
