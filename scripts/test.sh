@@ -5,8 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-if ! command -v chromium >/dev/null 2>&1; then   # Debian's browser for the Playwright tests
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+# Debian packages, installed only when missing: the browser for the Playwright tests, buildah and
+# debootstrap for the image test (tests/test_image.py builds and runs the Space image).
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 python3 -m venv .venv
