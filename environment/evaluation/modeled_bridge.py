@@ -4,10 +4,11 @@ Invariant: every number the modeled speedup is computed from comes from trusted 
 reference's own child, the replayer, this evaluator), from data the evaluator owns, and only for
 work shown to produce a correct output on inputs the candidate never saw.
 
-1. The candidate runs its forward once on the *counted* inputs under a trace recorder and sends
-   the outputs, a trace (aten ops and Triton launches over storages) and the constant tensors the
-   call read. Nothing it says about cost is asked for, so nothing it could forge is believed.
-2. The outputs must be right (no memoised answers: the counted inputs are fresh).
+1. The candidate runs its forward once on the *counted* inputs under a trace recorder, which
+   records aten ops (and runs them) and Triton launches (with their grids, without running them:
+   the replay will), and sends the trace and the constant tensors the call read. Nothing it says
+   about cost is asked for, so nothing it could forge is believed.
+2. (The trials, on other inputs, have already judged the candidate's own outputs.)
 3. The trace is replayed by the sandboxed replayer on *held-out* inputs drawn from a seed no
    candidate process ever sees, with kernels rebuilt from the submission's syntax tree, counted by
    the replayer's own hooks. The replay's outputs must match the reference on those inputs: a trace
@@ -26,7 +27,7 @@ from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
 from environment.evaluation.frames import FrameError
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
-from environment.evaluation.protocol import Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, TraceCall, Traced
+from environment.evaluation.protocol import Count, Counted, Limits, Replayed, ReplayJob, TraceCall, Traced
 from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.verdict import judged
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
@@ -89,20 +90,17 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         c_head, c_tensors = cand.request(TraceCall(init=init), Traced, counted, cfg.timeout_s * 4)
     except FrameError as exc:  # a forged or malformed trace: the child's channel broke the protocol
         return _no_credit(F.PROTOCOL_VIOLATION, f"The counted call's reply broke the protocol ({exc}).")
-    r_head, r_counted = ref.request(Run(init=init), Ran, counted, cfg.timeout_s * 4)
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
-    if not (r_head.ok and h_head.ok):
-        raise HarnessFault(f"task {task.id}: the reference failed on the counted inputs: "
-                           f"{r_head.error or h_head.error}")
-    outcome = _judge(ctx, shape, c_head, c_tensors, r_counted, h_head, r_heldout,
-                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs),
-                     counted, heldout)
-    outcome.compute_s = c_head.compute_s + r_head.compute_s + h_head.compute_s
+    if not h_head.ok:
+        raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
+    outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
+                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout)
+    outcome.compute_s = c_head.compute_s + h_head.compute_s
     return outcome
 
 
-def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_counted: list, h_head: Counted,
-           r_heldout: list, check: Any, counted: list, heldout: list) -> StageOutcome:
+def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_head: Counted, r_heldout: list,
+           check: Any, heldout: list) -> StageOutcome:
     """From the counted call's reply and the reference's results, the verdict on the speed claim."""
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
     from environment.evaluation.replay.rebuild import rebuild
@@ -110,11 +108,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, r_co
     task = ctx.task
     if not c_head.ok:
         return _no_credit(None, f"The counted run failed: {c_head.error}.")
-    n_out = c_head.outputs
-    wrong = check(r_counted, c_tensors[:n_out], counted)
-    if wrong:
-        return StageOutcome(PerformanceResult(note="The counted run returned a wrong result."),
-                              wrong=f"The counted run on fresh inputs returned a wrong result ({wrong})")
+    n_out = c_head.outputs  # the traced call's outputs are not the answer: its launches were recorded, not run
     trace = c_head.trace
     if trace is None:
         return _no_credit(F.PROTOCOL_VIOLATION, "The counted call's reply carries no trace.")

@@ -133,7 +133,7 @@ EXPECTED: dict[str, Expect] = {
     "a83_python_key_excluded.py": Expect("softmax", "harmless", None, "replay", correct=True),
     "a62_custom_operator.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
     "a63_grid_function_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
-    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "harmless", None, "replay", correct=False),
+    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
     "a75_shadow_compiled_kernel.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
     # class 2, forged counts
     "a65_forge_trace_steps.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
@@ -144,8 +144,8 @@ EXPECTED: dict[str, Expect] = {
     # class 3, predictable fresh inputs
     "a69_memoize_from_init_seed.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
     "a70_replay_last_trial.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
-    "a71_rng_state_inputs.py": Expect("softmax", "harmless", None, "runtime-check", correct=False,
-                                      evidence="The counted run on fresh inputs returned a wrong result"),
+    "a71_rng_state_inputs.py": Expect("softmax", "flag", "untraced_work", "replay",
+                                      evidence="Replayed on inputs your code never saw"),
     # class 4, submission code in the sm_90 compile worker
     "a72_decorator_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),

@@ -8,10 +8,12 @@ works around it only makes its own trace wrong, and a wrong trace earns nothing 
         out = model(*inputs)
     trace, constants = rec.finish(outputs)
 
-Aten ops are recorded through a TorchDispatchMode; Triton launches through a wrapper of the
-interpreter's GridExecutor (launches inside autotune benchmarking are not part of the call). Work
-the interpreter does for a launch (copying arguments) and anything a grid function or pre-run hook
-does is *inside* the launch and is not recorded: the launch step stands for the kernel alone.
+Aten ops are recorded (and run) through a TorchDispatchMode; Triton launches through a wrapper of
+the interpreter's GridExecutor, recorded with their grid but *not run*: the trusted replay runs
+them, so interpreting them here too would only double the work (launches inside autotune
+benchmarking do run, they pick the config, and are not part of the call). What a grid function
+does is not recorded: the launch step stands for the kernel alone. The call's outputs are therefore
+not the answer; nothing checks them (the replay on held-out inputs is the check).
 """
 from __future__ import annotations
 
@@ -48,7 +50,6 @@ class TraceRecorder(TorchDispatchMode):
         self.paused = 0           # > 0 inside a launch or an autotune benchmark
         self.host_reads = 0
         self.unreplayable: Optional[str] = None
-        self._grid: tuple[int, int, int] = (1, 1, 1)
         for i, t in enumerate(inputs):
             self._register(t.untyped_storage(), "input", i)
 
@@ -147,6 +148,9 @@ class TraceRecorder(TorchDispatchMode):
 
     # --- Triton --------------------------------------------------------------------------------
     def launch(self, executor, args, kwargs, run) -> Any:
+        """Record the launch without running it: the trusted replay runs it, so interpreting its
+        programs here too would only double the work. Memory the call created and the launch gets
+        is zeroed instead, so host code after it sees defined (if meaningless) values."""
         if self.paused or self.unreplayable:
             return run()
         try:
@@ -155,16 +159,27 @@ class TraceRecorder(TorchDispatchMode):
         except Unreplayable as exc:
             self.unreplayable = f"launch of {executor.fn.__name__}: {exc}"
             return run()
-        self.paused += 1
+        self.paused += 1  # a grid function's own work is not part of the trace
         try:
-            result = run()
-        finally:
+            grid = _grid_of(executor, args, kwargs)
+            for t in [*args, *kwargs.values()]:
+                if isinstance(t, torch.Tensor) and self._created(t):
+                    torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).zero_()
+        except Exception as exc:  # the grid function failed: run it for real so the error is the submission's
             self.paused -= 1
+            self.unreplayable = f"launch of {executor.fn.__name__}: its grid could not be evaluated ({exc})"
+            return run()
+        self.paused -= 1
         try:
-            self._append(LaunchStep(kernel=executor.fn.__name__, grid=self._grid, args=enc_args, kwargs=enc_kwargs))
+            self._append(LaunchStep(kernel=executor.fn.__name__, grid=grid, args=enc_args, kwargs=enc_kwargs))
         except Unreplayable as exc:
             self.unreplayable = str(exc)
-        return result
+        return None
+
+    def _created(self, t: torch.Tensor) -> bool:
+        """Memory a traced step of this call created (not an input, not a constant)."""
+        known = self._by_ptr.get(t.untyped_storage().data_ptr()) if t.untyped_storage().nbytes() else None
+        return known is not None and self.storages[known[0]].source == "step"
 
     # --- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> "TraceRecorder":
@@ -185,6 +200,19 @@ class TraceRecorder(TorchDispatchMode):
         trace = Trace(storages=self.storages, steps=self.steps, outputs=refs, host_reads=self.host_reads,
                       unreplayable=self.unreplayable)
         return trace, self.constants
+
+
+def _grid_of(executor, args, kwargs) -> tuple[int, int, int]:
+    """The grid a launch would run, computed as the interpreter's GridExecutor does."""
+    import inspect
+    spec = inspect.getfullargspec(executor.fn)
+    passed = {k: v for k, v in kwargs.items() if k in spec.args or k in spec.kwonlyargs}
+    call_args = inspect.getcallargs(executor.fn, *args, **passed)
+    grid = executor.grid(call_args) if callable(executor.grid) else executor.grid
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"a grid of {len(grid)} dimensions")
+    return grid + (1,) * (3 - len(grid))
 
 
 def active() -> Optional[TraceRecorder]:
@@ -220,15 +248,5 @@ def install() -> None:
             return call(self, *args, **kwargs)
         return rec.launch(self, args, kwargs, lambda: call(self, *args, **kwargs))
 
-    set_grid_dim = interp.InterpreterBuilder.set_grid_dim
-
-    @functools.wraps(set_grid_dim)
-    def hooked_grid(self, x, y, z):
-        rec = active()
-        if rec is not None:
-            rec._grid = (int(x), int(y), int(z))
-        return set_grid_dim(self, x, y, z)
-
     interp.GridExecutor.__call__ = hooked_call
-    interp.InterpreterBuilder.set_grid_dim = hooked_grid
     _INSTALLED = True
