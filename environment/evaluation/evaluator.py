@@ -303,6 +303,7 @@ class Evaluation:
         outcome = stage(ctx, reference, cand, ref)
         self.flags.extend(outcome.flags)
         self.compute_s += outcome.compute_s
+        self.stage_s.update({f"performance.{k}": round(v, 6) for k, v in outcome.stage_s.items()})
         if outcome.wrong:
             self.correctness = self.correctness.model_copy(update={"correct": False, "error": outcome.wrong})
         if outcome.triton_launches is not None and self.launches is not None:

@@ -21,6 +21,7 @@ work shown to produce a correct output on inputs the candidate never saw.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Optional
 
 from environment.evaluation import flags as F
@@ -86,16 +87,21 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cap_bytes=cfg.input_cap_bytes)
     init = json_init(reference)
 
+    laps: dict[str, float] = {}
+    mark = time.perf_counter()
     try:
         c_head, c_tensors = cand.request(TraceCall(init=init), Traced, counted, cfg.timeout_s * 4)
     except FrameError as exc:  # a forged or malformed trace: the child's channel broke the protocol
         return _no_credit(F.PROTOCOL_VIOLATION, f"The counted call's reply broke the protocol ({exc}).")
+    laps["trace"], mark = time.perf_counter() - mark, time.perf_counter()
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
+    laps["reference"], mark = time.perf_counter() - mark, time.perf_counter()
     if not h_head.ok:
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
                      lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
+    outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
 
 
@@ -130,7 +136,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         return StageOutcome(PerformanceResult(note="No Triton kernel ran in the counted call."),
                               flags=[F.DECOY_KERNEL], triton_launches=0)
 
+    mark = time.perf_counter()
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:])
+    replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
         return replayed
     report, outputs = replayed
@@ -161,8 +169,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled.gates import modeled_gates
+    mark = time.perf_counter()
     compile_infos = aot.compile_kernels(rebuilt, report.get("kernels") or [], timeout_s=120.0) \
         if report.get("kernels") else []
+    compile_s = time.perf_counter() - mark
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
     denied = modeled_gates(report, compile_infos)
     note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {shape}: "
@@ -176,7 +186,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     return StageOutcome(PerformanceResult(
         speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
         candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
-        note=note), flags=flags, triton_launches=launches)
+        note=note), flags=flags, triton_launches=launches, stage_s={"replay": replay_s, "compile": compile_s})
 
 
 def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list):

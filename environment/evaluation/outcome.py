@@ -39,3 +39,4 @@ class StageOutcome:
     wrong: Optional[str] = None          # a checked output of the stage was wrong: correctness fails with this
     triton_launches: Optional[int] = None  # Triton launches the trusted replay verified
     compute_s: float = 0.0               # time inside forward calls (child clocks), for the overhead ratio
+    stage_s: dict[str, float] = field(default_factory=dict)  # the stage's own parts (trace, replay, compile)

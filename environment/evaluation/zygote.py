@@ -51,6 +51,7 @@ def _warm_up(backend: str) -> None:
     if backend == "cpu":
         from environment.evaluation.modeled_bridge import run_self_test
         from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
+        model.load_spec()  # parsed once here: every evaluator inherits it
         ok, detail = run_self_test()
         print(f"[zygote] modeled-time self-test: {'ok' if ok else 'FAILED: ' + detail}", file=sys.stderr)
 

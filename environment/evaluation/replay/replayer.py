@@ -19,7 +19,10 @@ from typing import NoReturn
 
 import torch
 
-from environment.evaluation import frames, gpu_numerics
+from environment.evaluation import frames, gpu_numerics, sandbox
+from environment.evaluation.modeled import triton_hooks
+from environment.evaluation.modeled.counting import CostCounter
+from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.child import CHILD_FAILED, enter_child, enter_sandbox
 from environment.evaluation.protocol import Replayed, ReplayJob
 
@@ -27,8 +30,16 @@ from environment.evaluation.protocol import Replayed, ReplayJob
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
     code = 0
     try:
+        # seccomp while idle (forked ahead of the request, it waits here): nothing below needs a
+        # process, a socket or ptrace, and the request then pays only for Landlock and the rlimits
+        try:
+            early = {"seccomp": sandbox.apply_seccomp(allow_threads=False)}
+        except Exception as exc:  # the host refuses it: reported as degraded like any child's
+            early = {"seccomp": False, "seccomp_error": f"{type(exc).__name__}: {exc}"}
+        triton_hooks.install()
+        gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
         header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-        _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd)
+        _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
     except BaseException:
         traceback.print_exc()
         code = CHILD_FAILED
@@ -42,19 +53,14 @@ def _send(res_fd: int, reply: Replayed, tensors=()) -> None:
     frames.write_frame(res_fd, frames.encode(reply.model_dump(mode="json"), list(tensors)))
 
 
-def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int) -> None:
+def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict) -> None:
     enter_child(job.tmpdir, cmd_fd, res_fd)
-    from environment.evaluation.modeled import triton_hooks
-    from environment.evaluation.modeled.counting import CostCounter
-    from environment.evaluation.replay.execute import Replay, ReplayError
-
-    triton_hooks.install()  # before the sandbox: it imports the interpreter
-    gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     name = f"kernels_{job.digest[:16]}"
     path = os.path.join(job.tmpdir, name + ".py")
     with open(path, "w") as fh:
         fh.write(job.module)
-    layers = enter_sandbox(job)
+    layers = dict(enter_sandbox(job.model_copy(update={"limits": job.limits.model_copy(update={"seccomp": False})})),
+                  **early)
     reply = functools.partial(Replayed, kind="replayed", nonce=job.nonce, layers=layers)
     try:
         n_inputs = job.inputs
