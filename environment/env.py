@@ -12,7 +12,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from environment import feedback, reward
 from environment.config import ServerConfig
 from environment.evaluation import harness
-from environment.evaluation.result import EvalResult
+from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
 from environment.evaluation.sandbox import probe_layers
 from environment.models import KernelAction, KernelObservation, KernelState, Timings
 from environment.prompt import task_prompt
@@ -146,8 +146,7 @@ def _timings(result: EvalResult) -> Optional[Timings]:
     p = result.performance
     if p is None or (p.reference is None and p.candidate is None):
         return None
-    source = {"modeled": f"modeled {p.modeled_reference.target if p.modeled_reference else 'H100 SXM'} roofline "
-                         "estimate, not measured",
-              "measured_cpu": "measured on this host's CPU (wall clock of the trusted evaluator)",
-              "measured_cuda": "measured with CUDA events, L2 flushed"}.get(p.speedup_kind or "", "unknown")
+    source = SPEEDUP_LABELS.get(p.speedup_kind or "", "unknown")
+    if p.speedup_kind == "modeled" and p.modeled_reference:
+        source += f" ({p.modeled_reference.target})"
     return Timings(source=source, reference=p.reference, candidate=p.candidate)

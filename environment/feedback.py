@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from environment.evaluation import flags as F
-from environment.evaluation.result import EvalResult
+from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
 
 HINTS = {
     F.DECOY_KERNEL: "Launch the Triton kernel you defined; the output must come from it.",
@@ -27,7 +27,7 @@ def one_line_error(result: EvalResult) -> Optional[str]:
         return result.load.error
     if result.correctness is not None and not result.correctness.correct:
         return result.correctness.error
-    hacks = [f for f in result.flags if F.is_hack(f)]
+    hacks = [f.name for f in result.findings if f.hack]
     if hacks:
         return f"reward hack detected: {', '.join(hacks)}"
     return None
@@ -61,9 +61,8 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
     p = result.performance
     if p is not None:
         if p.speedup is not None:
-            label = {"modeled": "Modeled speedup (H100 roofline estimate, not measured)",
-                     "measured_cpu": "Measured CPU speedup", "measured_cuda": "Measured CUDA speedup"}[p.speedup_kind]
-            lines.append(f"{label}: {p.speedup:.3f}x"
+            label = SPEEDUP_LABELS[p.speedup_kind]
+            lines.append(f"Speedup ({label}): {p.speedup:.3f}x"
                          + (f" (reference {p.reference.median_ms:.4g} ms, yours {p.candidate.median_ms:.4g} ms)"
                             if p.reference and p.candidate else "") + ".")
         if p.note:
@@ -71,10 +70,11 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
         for info in p.compile:
             if not info.ok:
                 lines.append(f"  sm_90 compile of {info.kernel} failed: {info.error}")
-    hacks = sorted(f for f in result.flags if F.is_hack(f))
-    warns = sorted(f for f in result.flags if not F.is_hack(f))
+    hacks = sorted(f"{f.name}:{f.detail}" if f.detail else f.name for f in result.findings if f.hack)
+    warns = sorted(f"{f.name}:{f.detail}" if f.detail else f.name for f in result.findings if not f.hack)
     if hacks:
-        lines.append(f"Reward hack detected ({', '.join(hacks)}): score 0.")
+        layers = sorted({f.layer for f in result.findings if f.hack})
+        lines.append(f"Reward hack detected ({', '.join(hacks)}; caught by: {', '.join(layers)}): score 0.")
     if warns:
         lines.append(f"Warnings: {', '.join(warns)}.")
     for flag in {f.split(':', 1)[0] for f in result.flags}:

@@ -25,7 +25,7 @@ def speed_fraction(speedup: float) -> float:
 def score(result: EvalResult) -> tuple[float, dict[str, float]]:
     """(score in [0, 1], components that sum to it)."""
     parts = {"compiled": 0.0, "trials": 0.0, "correct": 0.0, "speed": 0.0}
-    if any(F.is_hack(f) for f in result.flags + result.static.flags):
+    if result.hacked:
         return 0.0, parts
     if result.compiled:
         parts["compiled"] = W_COMPILED

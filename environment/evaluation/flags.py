@@ -45,5 +45,23 @@ WARNINGS = frozenset({
 })
 
 
+# The layer of the harness that raises each flag (the README's sandbox table names the same layers).
+LAYERS = {
+    FORBIDDEN_IMPORT: "static", FORBIDDEN_CALL: "static", MONKEY_PATCH: "static", TENSOR_SUBCLASS: "static",
+    REFERENCE_MODEL_USE: "static", TRY_EXCEPT_FALLBACK: "static", DECOY_KERNEL: "runtime-check",
+    OUTPUT_NOT_TENSOR: "runtime-check", SANDBOX_VIOLATION: "seccomp", PROTOCOL_VIOLATION: "protocol",
+    OUTPUT_PROVENANCE: "runtime-check", ATEN_IN_KERNEL: "replay", UNTRACED_WORK: "replay",
+    INPUT_MUTATION: "runtime-check", NONDETERMINISTIC: "runtime-check", TIMEOUT: "process",
+    MEMORY_LIMIT: "rlimits", OUTPUT_TRUNCATED: "rlimits", NO_CUSTOM_KERNEL: "static",
+    IMPLAUSIBLE_SPEEDUP: "runtime-check", CROSS_PROGRAM_RACE: "replay", WRITE_RACE: "runtime-check",
+    MODELED_UNAVAILABLE: "compile", AUDIT_EVENT: "audit", SANDBOX_DEGRADED: "process", UNREPLAYABLE: "replay",
+    TRACE_DATA_DEPENDENT: "replay", INVALID_COST: "replay",
+}
+
+
+def name_of(flag: str) -> str:
+    return flag.split(":", 1)[0]
+
+
 def is_hack(flag: str) -> bool:
-    return flag.split(":", 1)[0] in HACKS
+    return name_of(flag) in HACKS

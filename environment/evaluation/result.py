@@ -8,9 +8,15 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, computed_field, model_validator
 
 SpeedupKind = Literal["measured_cuda", "measured_cpu", "modeled"]
+# One label per kind, used wherever a speedup is shown (observation timings, feedback, playground).
+SPEEDUP_LABELS: dict[str, str] = {
+    "modeled": "modeled H100 roofline estimate, not measured",
+    "measured_cpu": "measured on this host's CPU (wall clock of the trusted evaluator)",
+    "measured_cuda": "measured with CUDA events, L2 flushed",
+}
 # ok: the harness reached a verdict on code that loaded (right or wrong); submission_failed: the
 # code did not pass the static checks or did not load; harness_error: the environment failed.
 Outcome = Literal["ok", "submission_failed", "harness_error"]
@@ -123,6 +129,14 @@ class PerformanceResult(_Record):
     note: Optional[str] = Field(None, description="Why the speedup is what it is (or missing).")
 
 
+class Finding(_Record):
+    """A flag as a record: what was found, the detail, whether it zeroes the score, the layer."""
+    name: str
+    detail: Optional[str] = None
+    hack: bool
+    layer: str
+
+
 class EvalResult(_Record):
     task_id: str
     backend: Literal["cpu", "cuda"]
@@ -140,6 +154,29 @@ class EvalResult(_Record):
     wall_s: float = Field(0.0, description="Wall time of the whole evaluation.")
     compute_s: float = Field(0.0, description="Time spent inside candidate and reference forward calls (child clocks).")
     stage_s: dict[str, float] = Field(default_factory=dict, description="Wall time of each harness stage (seconds).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_fields_are_not_input(cls, data):
+        """`findings` is serialised for every reader but always derived from the flags on load."""
+        if isinstance(data, dict) and "findings" in data:
+            data = {k: v for k, v in data.items() if k != "findings"}
+        return data
+
+    @computed_field(description="Every flag (static and runtime) as a record: name, detail, hack, layer.")
+    @property
+    def findings(self) -> list[Finding]:
+        from environment.evaluation import flags as F
+        out = []
+        for flag in dict.fromkeys(list(self.static.flags) + list(self.flags)):
+            name, _, detail = flag.partition(":")
+            out.append(Finding(name=name, detail=detail or None, hack=F.is_hack(flag),
+                               layer=F.LAYERS.get(name, "runtime-check")))
+        return out
+
+    @property
+    def hacked(self) -> bool:
+        return any(f.hack for f in self.findings)
 
     @property
     def compiled(self) -> bool:
