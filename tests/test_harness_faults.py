@@ -140,3 +140,38 @@ def test_an_episode_does_not_spend_a_turn_or_get_a_reward_on_a_harness_error(tmp
         assert "not scored and the turn is not counted" in obs.feedback
     finally:
         registry.cache_clear()
+
+
+def test_a_compile_worker_that_dies_is_a_harness_error_not_a_compile_verdict(tmp_path, monkeypatch):
+    from environment.evaluation.modeled import aot
+    from environment.evaluation.replay.rebuild import rebuild
+
+    fused = Path(__file__).resolve().parents[1] / "environment/tasks/problems/gelu_bias/solutions/correct/triton_fused.py"
+    signature = {"name": "gelu_bias_kernel", "signature": {"x_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32",
+                 "n_elements": "i32", "N": "i32", "BLOCK": "constexpr"}, "constexprs": {"BLOCK": 1024},
+                 "aligned": [], "options": {}}
+    monkeypatch.setattr(aot, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(aot, "WORKER", tmp_path / "missing_worker.py")  # the interpreter exits with status 2
+    with pytest.raises(HarnessFault, match="the sm_90 compile worker failed"):
+        aot.compile_kernels(rebuild(fused.read_text()), [signature], timeout_s=60)
+    assert not list((tmp_path / "cache").glob("*.json"))  # never cached
+
+
+def test_a_replayer_that_breaks_by_itself_says_so(tmp_path):
+    import hashlib
+
+    from environment.evaluation.protocol import Limits, Replayed, ReplayJob
+    from environment.evaluation.replay.replayer import replayer_main
+    from environment.evaluation.replay.trace import Trace
+
+    module = "def broken(:\n"  # what rebuild.py generates never fails to parse: a fault of the trusted side
+    job = ReplayJob(tmpdir=str(tmp_path), module=module, digest=hashlib.sha256(module.encode()).hexdigest(),
+                    kernels=[], trace=Trace(storages=[], steps=[], outputs=[]), inputs=0, backend="cpu",
+                    limits=Limits(memory_mb=2048, cpu_seconds=60, max_file_mb=16))
+    replayer = ChildHandle(replayer_main, role="replayer")
+    try:
+        head, _ = replayer.request(job, Replayed, [], 60)
+    finally:
+        replayer.kill()
+        replayer.wait()
+    assert not head.ok and head.harness and "SyntaxError" in head.error

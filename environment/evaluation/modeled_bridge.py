@@ -200,6 +200,8 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         head, outputs = ctx.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
+    if not head.ok and head.harness:
+        raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
     return head.report, outputs

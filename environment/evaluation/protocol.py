@@ -162,6 +162,7 @@ class Traced(Reply):
 
 class Replayed(Reply):
     kind: Literal["replayed"]
+    harness: bool = Field(False, description="the replayer's own failure (not the trace's): a harness error")
     report: dict[str, Any] = Field(default_factory=dict)
     layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
 

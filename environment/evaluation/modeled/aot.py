@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from environment.evaluation.modeled.model import load_spec
+from environment.evaluation.outcome import HarnessFault
 from environment.evaluation.replay.rebuild import Rebuilt
 from environment.evaluation.result import CompileInfo
 
@@ -125,11 +126,14 @@ def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: 
     else:
         try:
             results = _run_worker(request, timeout_s)
-        except (TimeoutError, RuntimeError) as exc:
+        except TimeoutError as exc:  # a kernel too big to compile in time: the submission's
             return [CompileInfo(kernel=k["name"], ok=False, error=str(exc)) for k in kernels]
-        if any(not r.get("ok") and "PermissionError" in str(r.get("error")) for r in results):
-            return [CompileInfo(**{k: v for k, v in r.items() if k in set(CompileInfo.model_fields)}) for r in results]
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)  # (a sandbox refusal above is never cached)
+        except RuntimeError as exc:  # the worker itself died: the environment's failure, never cached
+            raise HarnessFault(f"the sm_90 compile worker failed: {exc}") from None
+        refused = [r for r in results if not r.get("ok") and "PermissionError" in str(r.get("error"))]
+        if refused:  # the sandbox refused the compiler something it needs: the environment's failure
+            raise HarnessFault(f"the sm_90 compile worker's sandbox refused the compiler: {refused[0].get('error')}")
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(results))
         tmp.replace(cached)  # atomic: concurrent evaluators never read half a file

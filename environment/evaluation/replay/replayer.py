@@ -76,5 +76,5 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         _send(res_fd, reply(ok=True, report=report, compute_s=time.perf_counter() - start), outputs)
     except ReplayError as exc:
         _send(res_fd, reply(ok=False, error=str(exc)))
-    except Exception as exc:  # the rebuilt kernels failed to import or the replay broke
-        _send(res_fd, reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"))
+    except Exception as exc:  # not the trace's fault (kernel failures are ReplayErrors): the replayer's own
+        _send(res_fd, reply(ok=False, harness=True, error=f"{type(exc).__name__}: {str(exc)[:500]}"))
