@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
-from environment.evaluation.frames import FrameError
+from environment.evaluation.frames import MAX_HEADER, FrameError
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
 from environment.evaluation.protocol import Count, Counted, Limits, Replayed, ReplayJob, TraceCall, Traced
 from environment.evaluation.inputs import json_init, make_inputs
@@ -124,7 +124,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                                           "@triton.jit kernels on the given tensors.")
     try:
         rebuilt = rebuild(ctx.source)
-    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:  # the static check bounds depth first
+    except Exception as exc:  # the source is the submission's: whatever it makes the rebuild raise is its own
         return _no_credit(F.UNREPLAYABLE, f"The kernels cannot be rebuilt from the source ({type(exc).__name__}).")
     missing = sorted({s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels))
     if missing:
@@ -196,6 +196,10 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
     job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
                     backend=ctx.backend, limits=Limits.of(cfg))
+    size = len(job.model_dump_json()) + 1024  # the trace and the kernels are the submission's: so is their size
+    if size > MAX_HEADER:
+        return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({size} bytes "
+                                          f"over the {MAX_HEADER}-byte frame header): launch fewer, smaller kernels.")
     try:
         head, outputs = ctx.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
     except ChildDied as died:

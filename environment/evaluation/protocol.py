@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from environment.config import HarnessConfig
 from environment.evaluation.replay.trace import Trace
@@ -110,11 +110,28 @@ COMMAND = TypeAdapter(Command)
 
 
 # --- replies (child -> evaluator) --------------------------------------------------------------
+MAX_TEXT = 4000  # what a child may say in one text field; more is cut, never refused (it is the child's text)
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        return value[:MAX_TEXT] + f" [... {len(value) - MAX_TEXT} more characters cut]"
+    if isinstance(value, list):
+        return [_cut(v) for v in value[:64]]
+    return value
+
+
 class Reply(_Message):
     nonce: str
     ok: bool
     error: Optional[str] = None
     compute_s: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+
+    @field_validator("error", "audit", "races", "swallowed", mode="before", check_fields=False)
+    @classmethod
+    def _bounded_text(cls, value: Any) -> Any:
+        """Text from a child is capped where it is received: it can never grow the result past a frame."""
+        return _cut(value)
 
 
 class Loaded(Reply):

@@ -98,8 +98,23 @@ def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
     seeds = SeedPlan(**dict(request["seeds"], trials=tuple(request["seeds"]["trials"])))
     result = Evaluation(task, request["source"], static, seeds, config, request["backend"],
                         request["workdir"], children).run()
-    frames.write_frame(out_fd, frames.encode({"kind": "result", "nonce": request["nonce"],
-                                              "result": result.model_dump(mode="json")}))
+    body = result.model_dump(mode="json")
+    try:
+        frame = frames.encode({"kind": "result", "nonce": request["nonce"], "result": body})
+    except frames.FrameError:  # never leave without a result: cut every text field and send that
+        frame = frames.encode({"kind": "result", "nonce": request["nonce"], "result": _cut_strings(body, 2000)})
+    frames.write_frame(out_fd, frame)
+
+
+def _cut_strings(value, limit: int):
+    """The record with every string cut to `limit` characters (a result too large to frame)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + " [... cut: the result was too large]"
+    if isinstance(value, dict):
+        return {k: _cut_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_strings(v, limit) for v in value]
+    return value
 
 
 class _Spare:

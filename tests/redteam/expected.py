@@ -161,4 +161,14 @@ EXPECTED: dict[str, Expect] = {
     "a80_deep_kernel_expression.py": Expect("gelu_bias", "harmless", None, "static", correct=False,
                                             evidence="levels deep"),
     "a81_aten_op_without_flops.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True),
+    # harness-error dodges (a second attacker's review): a submission must never make its own failure
+    # the environment's (no reward, no turn spent); every attack here is also checked for that
+    "a84_rebuild_typeerror.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
+    "a85_replayer_header_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                              evidence="too large to send back"),
+    "a86_replayjob_frame_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                              evidence="too large to replay"),
+    "a87_result_frame_overflow_selfcheck.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
+    "a88_compile_error_says_permissionerror.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile",
+                                                        correct=True),
 }

@@ -88,6 +88,8 @@ def test_attack_meets_its_pinned_outcome(name):
                                     result.performance and result.performance.note, result.log]))
     described = f"{name}: score={score} flags={flags} text={text[:600]!r}"
     assert not any(canary in text for canary in CANARIES.values()), f"a secret leaked: {described}"
+    # no attack may turn its own failure into the environment's (a null reward dodges a bad one)
+    assert result.outcome != "harness_error", described
     if exp.outcome == "flag":
         assert exp.flag in flags, described
         assert F.is_hack(exp.flag) and score == 0.0, described

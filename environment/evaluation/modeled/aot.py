@@ -28,7 +28,7 @@ from environment.evaluation.result import CompileInfo
 
 WORKER = Path(__file__).with_name("aot_worker.py")
 ROOT = Path(__file__).resolve().parents[3]
-WORKER_VERSION = 2   # part of the cache key: a changed worker or sandbox never serves an old verdict
+WORKER_VERSION = 3   # part of the cache key: a changed worker or sandbox never serves an old verdict
 CACHE_DIR = Path(os.environ.get("KERNEL_ENV_AOT_CACHE", Path.home() / ".cache" / "kernel_env" / "aot"))
 MAX_KERNELS = 16
 MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel
@@ -130,7 +130,7 @@ def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: 
             return [CompileInfo(kernel=k["name"], ok=False, error=str(exc)) for k in kernels]
         except RuntimeError as exc:  # the worker itself died: the environment's failure, never cached
             raise HarnessFault(f"the sm_90 compile worker failed: {exc}") from None
-        refused = [r for r in results if not r.get("ok") and "PermissionError" in str(r.get("error"))]
+        refused = [r for r in results if r.get("sandbox_refused") is True]  # set by the worker, never parsed from text
         if refused:  # the sandbox refused the compiler something it needs: the environment's failure
             raise HarnessFault(f"the sm_90 compile worker's sandbox refused the compiler: {refused[0].get('error')}")
         CACHE_DIR.mkdir(parents=True, exist_ok=True)

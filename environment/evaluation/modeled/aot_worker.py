@@ -94,6 +94,8 @@ def main(request_path: str, result_path: str) -> None:
         start = time.monotonic()
         try:
             info = _compile(module, kernel, request["arch"], request["max_shared_bytes"], workdir)
+        except PermissionError as exc:  # the sandbox refused the compiler a file: the environment's, flagged as such
+            info = {"ok": False, "sandbox_refused": True, "error": f"the compile worker's sandbox refused: {exc}"}
         except Exception as exc:  # one kernel's failure is that kernel's result
             lines = [l for l in traceback.format_exception_only(type(exc), exc) if l.strip()]
             info = {"ok": False, "error": (f"does not compile for sm_{request['arch']} (a kernel body may use only "

@@ -112,7 +112,10 @@ class _Constants:
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(self.eval(e) for e in node.elts)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return self._check(_UNARY[type(node.op)](self._plain(self.eval(node.operand))))
+            operand = self._plain(self.eval(node.operand))
+            if not isinstance(operand, (int, float)):
+                raise Unrebuildable("arithmetic in constants is on numbers only")
+            return self._check(_UNARY[type(node.op)](operand))
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             left, right = self._plain(self.eval(node.left)), self._plain(self.eval(node.right))
             if not all(isinstance(v, (int, float)) for v in (left, right)):
@@ -302,6 +305,11 @@ def rebuild(source: str) -> Rebuilt:
             statements.append(f"{name} = {_literal(value)}")
         elif _is_kernel(node):
             kernels[node.name] = node
+    # a name bound more than once at module level (a tuple target, a loop, an import, a second
+    # assignment) has no single value the harness could know: it is no constant
+    for name in [n for n, c in counts.items() if c > 1]:
+        consts.values.pop(name, None)
+    statements = [st for st in statements if not _assigns_dropped(st, consts)]
     members = _tl_members()
     kept: list[str] = []
     for name, fn in kernels.items():
@@ -325,6 +333,12 @@ def rebuild(source: str) -> Rebuilt:
                 changed = True
     statements = [s for s in statements if not _defines_refused(s, refused)]
     return Rebuilt(source="\n".join(header + statements) + "\n", kernels=kept, refused=refused)
+
+
+def _assigns_dropped(text: str, consts: "_Constants") -> bool:
+    """A generated `NAME = literal` line whose name is no longer a constant."""
+    head = text.split(" = ", 1)[0]
+    return " = " in text and head.isidentifier() and not text.startswith("@") and head not in consts.values
 
 
 def _kernel_name_is(node: ast.AST, name: str) -> bool:

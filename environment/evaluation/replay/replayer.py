@@ -63,18 +63,29 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
                   **early)
     reply = functools.partial(Replayed, kind="replayed", nonce=job.nonce, layers=layers)
     try:
-        n_inputs = job.inputs
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)  # generated code: imports, literals and @triton.jit definitions
+    except SyntaxError as exc:  # rebuild.py only emits literals and parsed code: its own bug, not the trace's
+        _send(res_fd, reply(ok=False, harness=True, error=f"the generated kernel module does not parse: {exc}"))
+        return
+    except Exception as exc:  # built from the submission's source: the submission's
+        _send(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
+                                           f"{str(exc)[:500]}"))
+        return
+    try:
         counter = CostCounter(lifts_are_copies=True)
-        replay = Replay(job.trace, tensors[:n_inputs], tensors[n_inputs:], module, job.kernels, counter)
+        replay = Replay(job.trace, tensors[:job.inputs], tensors[job.inputs:], module, job.kernels, counter)
         start = time.perf_counter()
         with torch.no_grad(), counter:
             outputs = replay.run()
         report = counter.report(outputs=outputs)
-        _send(res_fd, reply(ok=True, report=report, compute_s=time.perf_counter() - start), outputs)
+        done = reply(ok=True, report=report, compute_s=time.perf_counter() - start)
     except ReplayError as exc:
-        _send(res_fd, reply(ok=False, error=str(exc)))
-    except Exception as exc:  # not the trace's fault (kernel failures are ReplayErrors): the replayer's own
-        _send(res_fd, reply(ok=False, harness=True, error=f"{type(exc).__name__}: {str(exc)[:500]}"))
+        done, outputs = reply(ok=False, error=str(exc)), []
+    except Exception as exc:  # whatever the trace makes the replay raise is the trace's (never a harness error)
+        done, outputs = reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"), []
+    try:
+        _send(res_fd, done, outputs)
+    except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
+        _send(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
