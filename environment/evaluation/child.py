@@ -68,10 +68,17 @@ def _read_job(nonce: str, cmd_fd: int) -> tuple[Job, list[Any]]:
 
 def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
     """Entry point right after fork: wait for the job, then serve commands. Never returns."""
+    serve_then_exit(lambda: _run(*_read_job(nonce, cmd_fd), cmd_fd, res_fd))
+
+
+def serve_then_exit(serve) -> NoReturn:
+    """Run a child's whole life, then leave without Python's shutdown (a forked child must not run
+    its parent's exit handlers). A failure of the loop itself: the evaluator sees a closed channel
+    and the log."""
     code = 0
     try:
-        _run(*_read_job(nonce, cmd_fd), cmd_fd, res_fd)
-    except BaseException:  # the child's own failure: the evaluator sees a closed channel and the log
+        serve()
+    except BaseException:
         traceback.print_exc()
         code = CHILD_FAILED
     finally:
@@ -80,7 +87,7 @@ def child_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
         os._exit(code)
 
 
-def _send(res_fd: int, reply: Reply, tensors: list[torch.Tensor] = ()) -> None:
+def send_reply(res_fd: int, reply: Reply, tensors: list[torch.Tensor] = ()) -> None:
     frames.write_frame(res_fd, frames.encode(reply.model_dump(mode="json"), list(tensors)))
 
 
@@ -167,9 +174,9 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
 
         build(init_args)
     except BaseException as exc:  # the submission's fault: report it as data
-        _send(res_fd, Loaded(kind="loaded", nonce=nonce, ok=False, error=_fmt_exc(exc, source_path), layers=layers))
+        send_reply(res_fd, Loaded(kind="loaded", nonce=nonce, ok=False, error=_fmt_exc(exc, source_path), layers=layers))
         return
-    _send(res_fd, Loaded(kind="loaded", nonce=nonce, ok=True, layers=layers))
+    send_reply(res_fd, Loaded(kind="loaded", nonce=nonce, ok=True, layers=layers))
 
     device = torch.device(job.device)
     staged: list[list[torch.Tensor]] = []
@@ -180,7 +187,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
         try:
             cmd = COMMAND.validate_python(header)
         except ValidationError as exc:
-            _send(res_fd, Unknown(kind="error", nonce=nonce, ok=False, error=f"unknown command: {exc.errors()[0]}"))
+            send_reply(res_fd, Unknown(kind="error", nonce=nonce, ok=False, error=f"unknown command: {exc.errors()[0]}"))
             continue
         if isinstance(cmd, Exit):
             return
@@ -188,26 +195,26 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             model = build(cmd.init) if cmd.init is not None else build(init_args)
             if isinstance(cmd, Run):
                 reply, out = _cmd_run(model, cmd, tensors, device, audit_events)
-                _send(res_fd, reply, out)
+                send_reply(res_fd, reply, out)
             elif isinstance(cmd, Stage):
                 staged = [[t.to(device) for t in tensors[i:i + cmd.arity]] for i in range(0, len(tensors), cmd.arity)]
                 timed_outputs, staged_model = [], model
-                _send(res_fd, Staged(kind="staged", nonce=nonce, ok=True, sets=len(staged)))
+                send_reply(res_fd, Staged(kind="staged", nonce=nonce, ok=True, sets=len(staged)))
             elif isinstance(cmd, Time):
                 timed_outputs, elapsed = _cmd_time(staged_model, staged, device, cmd.skip_model)
                 # digests bind the outputs to this timed call: the work cannot be moved to "fetch"
-                _send(res_fd, Timed(kind="timed", nonce=nonce, ok=True, elapsed_s=elapsed,
+                send_reply(res_fd, Timed(kind="timed", nonce=nonce, ok=True, elapsed_s=elapsed,
                                     digests=[_digest(o) for o in timed_outputs]))
             elif isinstance(cmd, Fetch):
-                _send(res_fd, Fetched(kind="fetched", nonce=nonce, ok=True), timed_outputs[cmd.index])
+                send_reply(res_fd, Fetched(kind="fetched", nonce=nonce, ok=True), timed_outputs[cmd.index])
             elif isinstance(cmd, Count):  # the reference only: its own process, trusted task code
                 reply, out = _cmd_count(model, tensors, device)
-                _send(res_fd, reply.model_copy(update={"nonce": nonce}), out)
+                send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
             elif isinstance(cmd, TraceCall):  # the candidate: a claim of what it did, replayed elsewhere
                 reply, out = _cmd_trace(model, tensors, device)
-                _send(res_fd, reply.model_copy(update={"nonce": nonce}), out)
+                send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
         except BaseException as exc:
-            _send(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
+            send_reply(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
 
 
 _REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "fetch": Fetched, "count": Counted, "trace": Traced}

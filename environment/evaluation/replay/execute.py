@@ -25,26 +25,19 @@ class ReplayError(Exception):
     """The trace cannot be replayed (reported as unreplayable: no speed credit)."""
 
 
+_TORCH_KINDS = {"dtype": torch.dtype, "layout": torch.layout, "memory_format": torch.memory_format}
+
+
 def _special(value: Special) -> Any:
-    if value.kind == "dtype":
-        dtype = getattr(torch, value.name, None)
-        if not isinstance(dtype, torch.dtype):
-            raise ReplayError(f"unknown dtype {value.name}")
-        return dtype
+    if value.kind in _TORCH_KINDS:  # torch.float32, torch.strided, torch.contiguous_format, ...
+        found = getattr(torch, value.name, None)
+        if not isinstance(found, _TORCH_KINDS[value.kind]):
+            raise ReplayError(f"unknown {value.kind} {value.name}")
+        return found
     if value.kind == "device":
         if value.name != "cpu":
             raise ReplayError(f"device {value.name} is not this host's")
         return torch.device("cpu")
-    if value.kind == "layout":
-        layout = getattr(torch, value.name, None)
-        if not isinstance(layout, torch.layout):
-            raise ReplayError(f"unknown layout {value.name}")
-        return layout
-    if value.kind == "memory_format":
-        fmt = getattr(torch, value.name, None)
-        if not isinstance(fmt, torch.memory_format):
-            raise ReplayError(f"unknown memory format {value.name}")
-        return fmt
     import triton.language as tl
     return tl.core.dtype(value.name)
 

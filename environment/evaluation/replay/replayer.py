@@ -12,9 +12,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import sys
 import time
-import traceback
 from typing import NoReturn
 
 import torch
@@ -23,34 +21,25 @@ from environment.evaluation import frames, gpu_numerics, sandbox
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay, ReplayError
-from environment.evaluation.child import CHILD_FAILED, enter_child, enter_sandbox
+from environment.evaluation.child import enter_child, enter_sandbox, send_reply, serve_then_exit
 from environment.evaluation.protocol import Replayed, ReplayJob
 
 
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
-    code = 0
+    serve_then_exit(lambda: _wait_and_serve(nonce, cmd_fd, res_fd))
+
+
+def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
+    # seccomp while idle (forked ahead of the request, it waits here): nothing below needs a
+    # process, a socket or ptrace, and the request then pays only for Landlock and the rlimits
     try:
-        # seccomp while idle (forked ahead of the request, it waits here): nothing below needs a
-        # process, a socket or ptrace, and the request then pays only for Landlock and the rlimits
-        try:
-            early = {"seccomp": sandbox.apply_seccomp(allow_threads=False)}
-        except Exception as exc:  # the host refuses it: reported as degraded like any child's
-            early = {"seccomp": False, "seccomp_error": f"{type(exc).__name__}: {exc}"}
-        triton_hooks.install()
-        gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
-        header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-        _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
-    except BaseException:
-        traceback.print_exc()
-        code = CHILD_FAILED
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
-def _send(res_fd: int, reply: Replayed, tensors=()) -> None:
-    frames.write_frame(res_fd, frames.encode(reply.model_dump(mode="json"), list(tensors)))
+        early = {"seccomp": sandbox.apply_seccomp(allow_threads=False)}
+    except Exception as exc:  # the host refuses it: reported as degraded like any child's
+        early = {"seccomp": False, "seccomp_error": f"{type(exc).__name__}: {exc}"}
+    triton_hooks.install()
+    gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
+    header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
+    _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
 
 
 def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict) -> None:
@@ -67,10 +56,10 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)  # generated code: imports, literals and @triton.jit definitions
     except SyntaxError as exc:  # rebuild.py only emits literals and parsed code: its own bug, not the trace's
-        _send(res_fd, reply(ok=False, harness=True, error=f"the generated kernel module does not parse: {exc}"))
+        send_reply(res_fd, reply(ok=False, harness=True, error=f"the generated kernel module does not parse: {exc}"))
         return
     except Exception as exc:  # built from the submission's source: the submission's
-        _send(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
+        send_reply(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
                                            f"{str(exc)[:500]}"))
         return
     try:
@@ -86,6 +75,6 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
     except Exception as exc:  # whatever the trace makes the replay raise is the trace's (never a harness error)
         done, outputs = reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"), []
     try:
-        _send(res_fd, done, outputs)
+        send_reply(res_fd, done, outputs)
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
-        _send(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
+        send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
