@@ -21,6 +21,7 @@ import pytest
 from environment.training import episode_reward
 from environment.trajectory import EpisodeRecord, read_episodes
 from tests.support.env_server import started_server
+from ui.replay_export import load_replay
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -60,7 +61,7 @@ def check_against_server(url: str, summary: dict, rollouts: int) -> list[Episode
         assert row["reward"] == pytest.approx(episode_reward(record.rewards), abs=1e-6), (row, record.rewards)
         records.append(record)
     assert summary["losses"] and all(math.isfinite(x) for x in summary["losses"])
-    local = {r.episode_id: r for r in read_episodes(summary["episodes_file"])}
+    local = {r.episode_id: r for r in load_replay(summary["episodes_file"])}  # what the Replay tab loads
     assert set(local) == {r["episode_id"] for r in ledger}
     for record in records:  # the rollouts on disk are the episodes the server played
         assert local[record.episode_id].rewards == record.rewards
