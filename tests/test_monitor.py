@@ -189,3 +189,11 @@ def test_a_harness_error_is_an_error_never_a_reward(tmp_path):
         assert gelu["harness_errors"] == 1 and sum(gelu["reward_histogram"]["counts"]) == 0
         assert gelu["mean_reward"] is None and s["recent"][0]["reward"] is None
     assert read_episodes(tmp_path / "r.jsonl")[0].rewards == [None]
+
+
+def test_curriculum_rows_leave_the_task_to_the_server():
+    rows = build_rows("http://127.0.0.1:9", curriculum="easy-first", seeds=[0, 1], max_turns=3)  # no connection made
+    assert [r["seed"] for r in rows] == [0, 1] and all(r["curriculum"] == "easy-first" for r in rows)
+    assert all("task_id" not in r and r["max_turns"] == 3 for r in rows)
+    with pytest.raises(ValueError, match="task ids"):
+        build_rows("http://127.0.0.1:9", [], seeds=[0])

@@ -48,7 +48,8 @@ CURRICULUM_PROMPT = "The environment picks your task; it follows."
 
 
 class EpisodeRecorder:
-    """Collects finished rollouts as EpisodeRecords and appends each, scrubbed, to a JSONL file."""
+    """Collects finished rollouts as EpisodeRecords and appends each, scrubbed, to a JSONL file (an existing
+    file is appended to, never truncated)."""
 
     def __init__(self, path: Optional[str | Path] = None):
         self.path = Path(path) if path else None
@@ -56,7 +57,6 @@ class EpisodeRecorder:
         self._lock = threading.Lock()
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("")
 
     def add(self, record: EpisodeRecord) -> None:
         with self._lock:
