@@ -14,6 +14,7 @@ from environment.evaluation import harness
 from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
 from environment.tasks import list_tasks
+from server.monitor import register as register_monitor
 
 # A same-uid process could otherwise read this server's memory and environment (tokens).
 prctl(PR_SET_DUMPABLE, 0)
@@ -34,6 +35,7 @@ app = create_app(
     custom_tab_name="Kernel Playground", custom_tab_primary=True, show_default_tab=False,
     title_override="Kernel Playground", state_cls=KernelState,
 )
+register_monitor(app)  # GET /monitor: off unless KERNEL_ENV_MONITOR=1
 
 
 @app.get("/tasks", tags=["kernel_env"], summary="Every task with id, difficulty, title and whether it is graded")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from typing import Any, Optional
 
@@ -10,6 +11,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from environment import feedback, reward
+from environment.monitor import MONITOR
 from environment.config import ServerConfig
 from environment.evaluation import harness
 from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
@@ -69,7 +71,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         turns = max_turns or self._config.max_turns
         self._state = KernelState(episode_id=episode_id or str(uuid.uuid4()), step_count=0, task_id=task.id,
                                   seed=seed, turn=0, max_turns=turns, best_score=0.0, history=[], done=False)
-        return self._observation(reward_value=0.0)
+        return MONITOR.on_reset(self._state, self._observation(reward_value=0.0))
 
     def step(self, action: KernelAction, timeout_s: Optional[float] = None, **kwargs: Any) -> KernelObservation:
         if self._task is None:
@@ -78,13 +80,14 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         if self._done:
             raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
                                  "a new one")
-        st = self._state
+        st, t0 = self._state, time.monotonic()
         result = harness.evaluate(self._task, action.code, seed=st.seed or 0,
                                   salt=f"{st.episode_id}:{st.turn}:{st.step_count}", session=st.episode_id or "anonymous")
         if result.outcome == "harness_error":
             # the environment failed: no reward, no turn consumed, the same submission may be sent again
             self._state = st.model_copy(update={"step_count": st.step_count + 1})
-            return self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
+            obs = self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
+            return MONITOR.on_step(st.episode_id, action.code, obs, t0)
         value, breakdown = reward.score(result)
         history = st.history + [value]
         turn = st.turn + 1
@@ -92,7 +95,8 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         self._done = done
         self._state = st.model_copy(update={"step_count": st.step_count + 1, "turn": turn, "history": history,
                                             "best_score": max(st.best_score, value), "done": done})
-        return self._observation(result=result, score=value, breakdown=breakdown, reward_value=value, done=done)
+        obs = self._observation(result=result, score=value, breakdown=breakdown, reward_value=value, done=done)
+        return MONITOR.on_step(st.episode_id, action.code, obs, t0)
 
     @property
     def state(self) -> KernelState:

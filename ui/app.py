@@ -15,6 +15,7 @@ from environment.prompt import starting_template
 from environment.tasks import get_task, list_tasks
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui import compare as cmp
+from ui import monitor as monitor_view
 from ui import render as R
 from ui.players import (DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_turn, resolve_token,
                         typed_token)
@@ -182,6 +183,9 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                 _replay_tab()
             with gr.Tab("Export", id="export", elem_id="tab-export"):
                 _export_tab()
+            if monitor_view.enabled():  # KERNEL_ENV_MONITOR=1: every session's episodes (ui/monitor.py)
+                with gr.Tab("Monitor", id="monitor", elem_id="tab-monitor"):
+                    monitor_view.monitor_tab(Inspector, step_of)
             if quick_start_md:
                 with gr.Tab("API quick start", id="api", elem_id="tab-api"):
                     gr.Markdown(quick_start_md)
