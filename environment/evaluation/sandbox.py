@@ -108,7 +108,24 @@ def exec_roots() -> list[str]:
     """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas), nothing else."""
     if not os.path.exists("/dev/nvidia0"):
         return []
-    return triton_tools()
+    return triton_tools() + compiler_tools()
+
+
+def compiler_tools() -> list[str]:
+    """What torch.utils.cpp_extension.load_inline runs on a CUDA host: ninja, the C++ compiler
+    driver with its internal programs, the assembler and linker, and the CUDA toolkit's compilers.
+    Named one by one (or by their private folders), not the whole of /usr/bin."""
+    import shutil
+    found: set[str] = set()
+    for tool in ("ninja", "c++", "g++", "gcc", "cc", "as", "ld", "ld.bfd", "x86_64-linux-gnu-g++",
+                 "x86_64-linux-gnu-gcc", "nvcc"):
+        path = shutil.which(tool)
+        if path:
+            found.update({path, os.path.realpath(path)})
+    found.update(p for p in ("/usr/lib/gcc", "/usr/libexec/gcc") if os.path.isdir(p))
+    cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    found.update(str(Path(cuda) / sub) for sub in ("bin", "nvvm/bin") if (Path(cuda) / sub).is_dir())
+    return sorted(found)
 
 
 def read_only_roots() -> list[str]:
@@ -252,7 +269,7 @@ def install_audit_tripwire(report: Callable[[str], None]) -> None:
 
 def scrub_environment() -> None:
     keep = {"PATH", "HOME", "LANG", "LC_ALL", "TRITON_INTERPRET", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-            "TRITON_CACHE_DIR", "TMPDIR"}
+            "TRITON_CACHE_DIR", "TMPDIR", "TORCH_EXTENSIONS_DIR", "CUDA_HOME", "CUDA_PATH"}
     for key in list(os.environ):
         if key not in keep:
             del os.environ[key]
