@@ -13,8 +13,7 @@ from environment.env import KernelEnvironment
 from environment.evaluation import harness
 from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
-from environment.tasks import list_tasks
-from environment.tasks.registry import unavailable
+from environment.tasks.registry import listing
 
 # A same-uid process could otherwise read this server's memory and environment (tokens).
 prctl(PR_SET_DUMPABLE, 0)
@@ -39,8 +38,9 @@ app = create_app(
 
 @app.get("/tasks", tags=["kernel_env"], summary="Every task with id, difficulty, title and whether it is graded")
 def tasks() -> list[dict]:
-    # problems that could not be loaded follow, with "available": false and the reason
-    return [t.summary() for t in list_tasks()] + [u.summary() for u in unavailable()]
+    # then generated tasks (one per family and level), then problems that could not be loaded
+    # ("available": false, with the reason)
+    return listing()
 
 
 @app.get("/sandbox", tags=["kernel_env"], summary="Backend and the sandbox layers this host offers")

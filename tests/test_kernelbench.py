@@ -11,7 +11,7 @@ import pytest
 
 from environment.config import harness_config
 from environment.evaluation.harness import evaluate
-from environment.tasks.kernelbench import Unavailable, load_problem, load_suite
+from environment.tasks.kernelbench import Unavailable, load_problem, load_suite, reference_as_submission as as_model_new
 from environment.tasks.registry import catalog, get_task, scan
 
 
@@ -20,22 +20,6 @@ def _write(folder: Path, name: str, body: str) -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(body))
     return path
-
-
-def as_model_new(source: str, perturb: bool = False) -> str:
-    """The reference itself as ModelNew (a subclass of the renamed reference class); perturb: its
-    outputs moved well past the tolerance (a wrong submission)."""
-    body = source.replace("super(Model, self)", "super(_Reference, self)").replace("class Model(", "class _Reference(")
-    change = "[o + 0.05 * (1 + o.abs()) if o.is_floating_point() else o + 1 for o in outs]" if perturb else "outs"
-    return body + textwrap.dedent(f"""
-
-        class ModelNew(_Reference):
-            def forward(self, *args):
-                out = super().forward(*args)
-                outs = list(out) if isinstance(out, (tuple, list)) else [out]
-                outs = {change}
-                return tuple(outs) if isinstance(out, (tuple, list)) else outs[0]
-    """)
 
 
 BIG_LINEAR = """
@@ -84,7 +68,7 @@ def test_a_large_problem_is_scaled_and_keeps_its_gpu_sizes(tmp_path):
 def test_a_scaled_problem_plays_reference_right_and_a_wrong_variant_wrong(tmp_path):
     task = load_problem(_write(tmp_path / "level2", "12_Gemm_Bias_ReLU.py", BIG_LINEAR))
     right = evaluate(task, as_model_new(task.reference_code), seed=1)
-    wrong = evaluate(task, as_model_new(task.reference_code, perturb=True), seed=1)
+    wrong = evaluate(task, as_model_new(task.reference_code, wrong=True), seed=1)
     assert right.outcome == "ok" and right.correct, (right.harness_error, right.correctness)
     assert wrong.outcome == "ok" and not wrong.correct and wrong.correctness.trials_passed == 0
 

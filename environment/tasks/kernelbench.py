@@ -220,3 +220,20 @@ def problem_files(path: Path) -> list[Path]:
 
 def load_suite(path: Path, budget: scaling.Budget = scaling.Budget()) -> list[Union[Task, Unavailable]]:
     return [load_problem(f, budget) for f in problem_files(path)]
+
+
+def reference_as_submission(source: str, wrong: bool = False) -> str:
+    """The reference itself as a ModelNew (a subclass of the renamed reference class): what a
+    correct submission of this problem returns. wrong: its outputs moved well past any tolerance
+    (a wrong submission). For benchmarks and tests of the harness on any problem."""
+    body = source.replace("super(Model, self)", "super(_Reference, self)").replace("class Model(", "class _Reference(")
+    change = "[o + 0.05 * (1 + o.abs()) if o.is_floating_point() else o + 1 for o in outs]" if wrong else "outs"
+    return body + f"""
+
+class ModelNew(_Reference):
+    def forward(self, *args):
+        out = super().forward(*args)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        outs = {change}
+        return tuple(outs) if isinstance(out, (tuple, list)) else outs[0]
+"""

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from environment.tasks import generator
 from environment.tasks.kernelbench import Unavailable, is_suite, load_problem, load_suite
 from environment.tasks.task import Task, TaskError, load_task_folder, task_from_reference
 
@@ -100,6 +101,11 @@ def unavailable() -> tuple[Unavailable, ...]:
 
 
 def get_task(task_id: str) -> Task:
+    if generator.is_generated(task_id):  # any seed of a generated family: built (and validated) on demand
+        try:
+            return generator.generate(task_id)
+        except TaskError as exc:
+            raise KeyError(str(exc)) from None
     tasks = registry()
     if task_id not in tasks:
         gone = next((u for u in unavailable() if u.id == task_id), None)
@@ -115,3 +121,11 @@ def list_tasks(difficulty: Optional[str] = None) -> list[Task]:
 
 def task_ids(tasks: Iterable[Task]) -> list[str]:
     return [t.id for t in tasks]
+
+
+def listing() -> list[dict]:
+    """What GET /tasks and the playground list: every playable task, then one generated task per
+    family and level (any other seed is playable too), then the problems that could not be loaded
+    (``"available": false`` with the reason)."""
+    return ([t.summary() for t in registry().values()] + generator.sample_summaries()
+            + [u.summary() for u in unavailable()])
