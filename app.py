@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 
+from fastapi import HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
+from environment import curriculum
 from environment.config import ServerConfig
 from environment.env import KernelEnvironment
 from environment.evaluation import harness
@@ -41,6 +43,15 @@ def tasks() -> list[dict]:
     # then generated tasks (one per family and level), then problems that could not be loaded
     # ("available": false, with the reason)
     return listing()
+
+
+@app.get("/curricula/{name}", tags=["kernel_env"], summary="A curriculum's level, window, promotions and history")
+def curriculum_state(name: str) -> dict:
+    state = curriculum.snapshot(name)
+    if state is None:
+        raise HTTPException(status_code=404, detail=f"no curriculum named {name!r} yet: one is created by the first "
+                                                    f"reset(curriculum={name!r})")
+    return state
 
 
 @app.get("/sandbox", tags=["kernel_env"], summary="Backend and the sandbox layers this host offers")
