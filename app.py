@@ -64,6 +64,7 @@ def _warm_pool() -> None:
     """Start a zygote in the background so the first step does not pay the interpreter start."""
     import threading
     threading.Thread(target=harness.pool().describe, daemon=True).start()
+    threading.Thread(target=listing, daemon=True).start()  # load KERNEL_ENV_EXTRA_TASKS before the first /tasks
 
 
 def main() -> None:

@@ -293,3 +293,12 @@ def test_load_inline_runs_in_the_sandbox_on_a_cuda_host(tmp_path):
     result = evaluate(task, LOAD_INLINE, config, seed=0)
     assert result.backend == "cuda" and result.outcome == "ok", (result.harness_error, result.load)
     assert result.correct, result.correctness
+
+
+def test_language_detection_never_raises_on_source_the_parser_cannot_take():
+    from environment.evaluation.backends import foreign_language, unsupported_here
+    deep = "# load_inline\nx = " + "-" * 200000 + "1\n"
+    assert unsupported_here(deep, "cpu") is None
+    assert foreign_language("import cupy as cp\n") == ("CUDA C++", "cupy")
+    assert foreign_language("import torch\nx = torch.relu\n") is None
+    assert unsupported_here("from torch.utils.cpp_extension import load_inline\n", "cuda") is None

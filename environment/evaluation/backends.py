@@ -44,9 +44,12 @@ def _language(module: str) -> Optional[str]:
 
 def foreign_language(source: str) -> Optional[tuple[str, str]]:
     """(language, what in the source says so) for a submission written for another backend."""
+    words = [m.split(".")[0] for m in FOREIGN_MODULES] + ["cpp_extension"] + list(FOREIGN_CALLS)
+    if not any(word in source for word in words):
+        return None
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):  # the static checks report these
         return None
     for node in ast.walk(tree):
         names: list[str] = []

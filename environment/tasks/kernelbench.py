@@ -117,28 +117,20 @@ def _describe(path: Path, level: Optional[int], ops: list[str], gpu: dict[str, i
     return "\n".join(lines)
 
 
-def _runner(seed: int):
-    def run(module: types.ModuleType) -> float:
-        torch.manual_seed(seed)
-        model = module.Model(*module.get_init_inputs())
-        torch.manual_seed(seed + 1)
-        inputs = list(module.get_inputs())
-        start = time.perf_counter()
-        with torch.no_grad():
-            model(*inputs)
-        return time.perf_counter() - start
-    return run
-
-
-def _outputs(module: types.ModuleType, rng_seed: int) -> list[torch.Tensor]:
+def _run_once(module: types.ModuleType, rng_seed: int) -> tuple[list[torch.Tensor], list[Any], float]:
+    """(outputs, inputs, seconds of the forward): the model built and its inputs drawn under fixed
+    seeds, the forward run (in training mode, as KernelBench runs it) after seeding `rng_seed`."""
     torch.manual_seed(LOAD_SEED)
     model = module.Model(*module.get_init_inputs())
     torch.manual_seed(LOAD_SEED + 1)
     inputs = list(module.get_inputs())
     torch.manual_seed(rng_seed)
+    start = time.perf_counter()
     with torch.no_grad():
         out = model(*inputs)
-    return [t for t in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(t, torch.Tensor)], inputs
+    seconds = time.perf_counter() - start
+    outs = [t for t in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(t, torch.Tensor)]
+    return outs, inputs, seconds
 
 
 def load_problem(path: Path, budget: scaling.Budget = scaling.Budget(),
@@ -175,10 +167,10 @@ def load_problem(path: Path, budget: scaling.Budget = scaling.Budget(),
             return refuse(f"its inputs cannot be planned without allocating them (building them on the meta device "
                           f"raised {type(exc).__name__}: {str(exc)[:200]}); the evaluator would have no bound on "
                           "their memory")
-        trial = scaling.choose_cpu_shape(module, sizes, budget, _runner(LOAD_SEED))
+        trial = scaling.choose_cpu_shape(module, sizes, budget, lambda m: _run_once(m, 1)[2])
         scaling.apply(module, trial, sizes.derived)
-        first, inputs = _outputs(module, 1)
-        second, _ = _outputs(module, 2)
+        first, inputs, _ = _run_once(module, 1)
+        second, _, _ = _run_once(module, 2)
         if len(first) != len(second) or any(not torch.equal(a, b) for a, b in zip(first, second)):
             return refuse("its output changes from run to run on the same inputs (random ops such as Dropout in "
                           "training mode): no kernel can be checked against it")
@@ -212,7 +204,8 @@ def is_suite(path: Path) -> bool:
 
 def problem_files(path: Path) -> list[Path]:
     path = Path(path)
-    folders = [path] if level_of(path / "x.py") else sorted(c for c in path.iterdir() if c.is_dir() and level_of(c / "x.py"))
+    folders = [path] if level_of(path / "x.py") else sorted(
+        c for c in path.iterdir() if c.is_dir() and level_of(c / "x.py"))
     files = [f for folder in folders for f in folder.glob("*.py") if not f.name.startswith("_")]
     return sorted(files, key=lambda f: (level_of(f) or 0, int(m.group(1)) if (m := re.match(r"(\d+)_", f.name)) else 0,
                                         f.name))

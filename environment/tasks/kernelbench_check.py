@@ -20,7 +20,7 @@ class ProblemCheck:
     scaled: bool = False
     load_s: float = 0.0
     eval_s: list[float] = field(default_factory=list)
-    right: Optional[str] = None      # outcome of the reference-as-ModelNew: "correct", "wrong", "submission_failed", "harness_error"
+    right: Optional[str] = None      # the reference-as-ModelNew: correct, wrong, submission_failed or harness_error
     wrong: Optional[str] = None      # outcome of the wrong variant
     detail: str = ""                 # the first error met, for the table's notes
 

@@ -9,6 +9,7 @@ and nothing else is affected.
 from __future__ import annotations
 
 import os
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
@@ -67,9 +68,19 @@ def scan(path: Path) -> list[Task | Unavailable]:
     return found
 
 
-@lru_cache(maxsize=1)
+_loading = threading.Lock()
+
+
 def catalog() -> tuple[dict[str, Task], tuple[Unavailable, ...]]:
-    """(playable tasks by id, unavailable problems). Shipped tasks must load: their failure is a bug."""
+    """(playable tasks by id, unavailable problems), loaded once (a KernelBench checkout takes
+    tens of seconds: the server starts loading it at startup, callers wait for that one load)."""
+    with _loading:
+        return _catalog()
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[dict[str, Task], tuple[Unavailable, ...]]:
+    """Shipped tasks must load: their failure is a bug, raised."""
     found: list[Task | Unavailable] = list(load_kernelbench(PROBLEMS))
     for extra in filter(None, os.environ.get("KERNEL_ENV_EXTRA_TASKS", "").split(os.pathsep)):
         found.extend(scan(Path(extra)))
@@ -93,7 +104,8 @@ def registry() -> dict[str, Task]:
     return catalog()[0]
 
 
-registry.cache_clear = catalog.cache_clear  # type: ignore[attr-defined]  # tests reload the extras
+catalog.cache_clear = _catalog.cache_clear  # type: ignore[attr-defined]  # tests reload the extras
+registry.cache_clear = _catalog.cache_clear  # type: ignore[attr-defined]
 
 
 def unavailable() -> tuple[Unavailable, ...]:

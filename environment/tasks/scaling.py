@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import re
 import symtable
-import time
 import types
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
