@@ -170,7 +170,7 @@ DIVISOR = re.compile(r"group|head", re.IGNORECASE)
 def _halved(sizes: dict[str, int], sizes0: Sizes) -> Optional[dict[str, int]]:
     """Halve the scalable size furthest above its floor. Sizes equal in the file are halved
     together (a square stays square, a batch that must match a feature count still does); a size
-    divisible by a group or head count stays a multiple of it."""
+    divisible by a group or head count stays a multiple of it (batch sizes excepted)."""
     scalable, original = sizes0.scalable, sizes0.leaves
     divisors = [v for n, v in original.items() if n not in scalable and v > 1 and DIVISOR.search(n.split("__")[0])]
     floor = {n: min(sizes[n], 8 if SPATIAL.search(n) else 4) for n in scalable}
@@ -178,7 +178,7 @@ def _halved(sizes: dict[str, int], sizes0: Sizes) -> Optional[dict[str, int]]:
     def half(n: str) -> int:
         new = max(floor[n], (sizes[n] + 1) // 2)
         for g in divisors:
-            if original[n] % g == 0:
+            if original[n] % g == 0 and "batch" not in n.lower():
                 new = max(g, new - new % g)
         return min(new, sizes[n])
 
