@@ -302,3 +302,30 @@ def test_language_detection_never_raises_on_source_the_parser_cannot_take():
     assert foreign_language("import cupy as cp\n") == ("CUDA C++", "cupy")
     assert foreign_language("import torch\nx = torch.relu\n") is None
     assert unsupported_here("from torch.utils.cpp_extension import load_inline\n", "cuda") is None
+
+
+def test_sizes_are_found_in_globals_of_any_case_ints_tuples_and_unpacking():
+    from environment.tasks.scaling import find_sizes
+    sizes = find_sizes(textwrap.dedent("""
+        import torch
+        N = 2048 * 2
+        height = width = 128
+        D, H, W = 16, 32, 32
+        input_shape = (32768,)
+        K = N // 2
+        kernel_size = 3
+        stride = (2, 2)
+        num_groups = 32
+        dim = 1
+        features = 64
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x.reshape(-1, features)
+    """))
+    assert sizes.leaves["N"] == 4096 and sizes.leaves["height"] == sizes.leaves["width"] == 128
+    assert (sizes.leaves["D"], sizes.leaves["H"], sizes.leaves["W"]) == (16, 32, 32)
+    assert sizes.leaves["input_shape__0"] == 32768 and "input_shape = (input_shape__0,)" in sizes.derived
+    assert "K = N // 2" in sizes.derived
+    # parameters, small values and a global the model itself reads are never scaled
+    assert set(sizes.scalable) == {"N", "height", "width", "D", "H", "W", "input_shape__0"}
