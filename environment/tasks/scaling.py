@@ -242,7 +242,8 @@ def _within_memory(module: types.ModuleType, current: dict[str, int], sizes: Siz
         if smaller is None:
             raise ScalingError(f"at the smallest sizes it can be scaled to ({_text(current, sizes.scalable)}) one "
                                f"forward still needs {cost.bytes / 2**20:.1f} MiB and {cost.flops:.2g} FLOPs, over "
-                               f"the CPU budget ({budget.max_bytes / 2**20:.0f} MiB, {budget.max_flops:.0g} FLOPs)")
+                               f"the CPU budget ({budget.max_bytes / 2**20:.0f} MiB, {budget.max_flops:.0g} FLOPs); sizes "
+                               "written as literals inside get_inputs or the model cannot be scaled")
         current = smaller
 
 
