@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from environment.prompt import starting_template
-from environment.tasks import get_task, list_tasks
+from environment.tasks import get_task
+from environment.tasks.registry import listing
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui import compare as cmp
 from ui import monitor as monitor_view
@@ -33,7 +34,10 @@ SESSIONS = Sessions()
 # ---- small helpers ----------------------------------------------------------------------------
 
 def task_choices() -> list[tuple[str, str]]:
-    return [(f"{t.id} — {t.title} ({t.difficulty}{', graded' if t.graded else ''})", t.id) for t in list_tasks()]
+    """Every task, generated ones, then problems that could not load (marked, with their reason)."""
+    return [(f"{t['id']} — {t['title']} ({t['difficulty']}{', graded' if t['graded'] else ''})"
+             if t.get("available", True) else f"⊘ {t['id']} — unavailable: {t['reason'][:90]}", t["id"])
+            for t in listing()]
 
 
 def example_choices(task_id: str) -> list[tuple[str, str]]:
@@ -78,7 +82,9 @@ def checked_seed(seed: Any) -> int:
 def checked_task(task_id: Any) -> str:
     try:
         return get_task(str(task_id)).id
-    except KeyError:
+    except KeyError as exc:
+        if "is unavailable" in str(exc.args[0]):
+            raise PlayError(str(exc.args[0])) from None
         raise PlayError(f"unknown task {task_id!r}: pick one from the list") from None
 
 

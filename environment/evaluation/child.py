@@ -106,6 +106,7 @@ def enter_child(tmpdir: str, cmd_fd: int, res_fd: int) -> None:
     os.environ["TMPDIR"] = tmpdir
     tempfile.tempdir = tmpdir  # tempfile caches the zygote's choice (/tmp); Triton's compiler writes there
     os.environ["TRITON_CACHE_DIR"] = os.path.join(tmpdir, "triton-cache")  # the only writable place
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(tmpdir, "torch-extensions")  # load_inline builds (CUDA hosts)
 
 
 def enter_sandbox(job: Job | ReplayJob) -> dict[str, Any]:
@@ -174,7 +175,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             if key not in models:
                 torch.manual_seed(job.init_seed)
                 models[key] = cls(*init)
-                if isinstance(models[key], torch.nn.Module):
+                if isinstance(models[key], torch.nn.Module) and not job.train_mode:
                     models[key].eval()
             return models[key]
 

@@ -112,12 +112,15 @@ def cuda_host() -> bool:
 
 
 def c_toolchain() -> list[str]:
-    """The system C compiler Triton builds its CUDA launcher stubs with (gcc or clang, the assembler,
-    the linker and gcc's own programs under lib/libexec), resolved to real paths."""
+    """The compilers a CUDA child runs, resolved to real paths and named one by one (or by their
+    private folders), never the whole of /usr/bin: the C compiler Triton builds its launcher stubs
+    with (gcc or clang, the assembler, the linker, gcc's own programs under lib/libexec), and what
+    torch.utils.cpp_extension.load_inline runs (ninja, the C++ driver, the CUDA toolkit's nvcc)."""
     import shutil
     found: set[str] = set()
     prefixes = {"/usr"}
-    for tool in (os.environ.get("CC"), "cc", "gcc", "clang", "as", "ld", "ld.bfd", "ld.gold"):
+    for tool in (os.environ.get("CC"), "cc", "gcc", "clang", "as", "ld", "ld.bfd", "ld.gold", "ninja", "c++",
+                 "g++", "nvcc"):
         path = shutil.which(tool) if tool else None
         if not path:
             continue
@@ -133,6 +136,8 @@ def c_toolchain() -> list[str]:
     for prefix in prefixes:
         for base in ("lib/gcc", "libexec/gcc", "lib/llvm*/bin"):
             found.update(os.path.realpath(p) for p in glob.glob(os.path.join(prefix, base)))
+    cuda = Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
+    found.update(str(cuda / sub) for sub in ("bin", "nvvm/bin") if (cuda / sub).is_dir())
     return sorted(found)
 
 
@@ -332,7 +337,8 @@ def install_audit_tripwire(report: Callable[[str], None]) -> None:
 
 def scrub_environment() -> None:
     keep = {"PATH", "HOME", "LANG", "LC_ALL", "TRITON_INTERPRET", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-            "TRITON_CACHE_DIR", "TMPDIR", "TRITON_LIBCUDA_PATH", "CC"}
+            "TRITON_CACHE_DIR", "TMPDIR", "TRITON_LIBCUDA_PATH", "CC", "TORCH_EXTENSIONS_DIR", "CUDA_HOME",
+            "CUDA_PATH"}
     for key in list(os.environ):
         if key not in keep:
             del os.environ[key]
