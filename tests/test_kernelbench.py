@@ -275,15 +275,15 @@ RELU = """
 """
 
 
-def test_cuda_cpp_on_a_cpu_host_is_told_apart_and_not_scored(tmp_path):
+def test_cuda_cpp_on_a_cpu_host_is_told_apart_and_earns_nothing(tmp_path):
     task = load_problem(_write(tmp_path / "level1", "19_ReLU.py", RELU))
     result = evaluate(task, LOAD_INLINE, seed=0)
     if result.backend == "cuda":
         pytest.skip("this host has a GPU: test_load_inline_runs_in_the_sandbox_on_a_cuda_host covers it")
-    assert result.outcome == "harness_error" and result.load is None and not result.flags
-    assert result.harness_error.startswith("this host runs Triton and PyTorch; CUDA C++ needs a CUDA host")
+    assert result.outcome == "submission_failed" and result.flags == ["unsupported_language"]
+    assert result.load.error.startswith("this host runs Triton and PyTorch; CUDA C++ needs a CUDA host")
     tile = "import tilelang\nimport torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
-    assert "TileLang needs a CUDA host" in evaluate(task, tile, seed=0).harness_error
+    assert "TileLang needs a CUDA host" in evaluate(task, tile, seed=0).load.error
 
 
 @pytest.mark.gpu

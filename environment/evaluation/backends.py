@@ -2,10 +2,12 @@
 
 KernelBench's default backend is CUDA C++ through ``torch.utils.cpp_extension.load_inline``;
 others write CuTe (CUTLASS's Python DSL) or TileLang. A CPU host has neither a CUDA compiler nor
-a GPU, so such a submission cannot be evaluated here. That is neither the submission's fault nor
-a failure of the environment: the host cannot run that language. The harness answers with
-outcome ``harness_error`` (no score, no turn spent, the same code can be sent to a CUDA host) and
-a message that says so; nothing is blamed on the code.
+a GPU, so such a submission cannot be evaluated here. The harness does not run it and says why
+(outcome ``submission_failed``, flag ``unsupported_language``, the message names the host's
+languages and the fix): the turn is spent and it earns nothing, as on this host it is not a kernel
+the environment can score. It is deliberately not a ``harness_error``: that outcome means the
+environment failed and carries a null reward and a free turn, and any submission could claim it by
+naming ``cupy`` in code that never runs.
 """
 from __future__ import annotations
 
@@ -76,5 +78,5 @@ def unsupported_here(source: str, backend: str) -> Optional[str]:
         return None
     language, where = found
     return (f"this host runs Triton and PyTorch; {language} needs a CUDA host (the submission uses `{where}`). "
-            "It was not run and not scored: rewrite ModelNew with Triton kernels or PyTorch ops here, or send the "
-            "same code to a server on a CUDA host.")
+            "It was not run and earns nothing here (this is not a judgement of the code): rewrite ModelNew with "
+            "Triton kernels or PyTorch ops, or send the same code to a server on a CUDA host.")

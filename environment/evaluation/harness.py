@@ -45,10 +45,13 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
     static = check_source(source, task.reference_code)
     be = backend()
     unsupported = unsupported_here(source, be)
-    if unsupported:  # another kernel language: neither the code's fault nor an environment failure
+    if unsupported:  # another kernel language: not run, a turn spent and no credit (never the environment's
+        # failure: a null reward here would let any submission dodge its score by naming cupy in dead code)
         log.info("task %s (session %s): %s", task.id, session, unsupported)
-        return EvalResult(task_id=task.id, backend=be, static=static, outcome="harness_error",
-                          harness_error=unsupported)
+        from environment.evaluation import flags as F
+        return EvalResult(task_id=task.id, backend=be, static=static, outcome="submission_failed",
+                          load=LoadResult(ok=False, error=unsupported, exit_reason="not run: unsupported language"),
+                          flags=list(static.flags) + [F.UNSUPPORTED_LANGUAGE])
     if not static.ok and (static_checks or not static.flags):
         return EvalResult(task_id=task.id, backend=be, static=static, flags=static.flags, outcome="submission_failed")
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers
