@@ -1,0 +1,273 @@
+"""The Ray evaluation backend on a real local multi-node Ray cluster (ray.cluster_utils.Cluster).
+
+One cluster per module: a head that schedules nothing and two worker nodes with one CPU each, so the
+two CPU actors sit on different nodes. Checked: /sandbox per node, spreading, results identical to
+the local pool (bit-identical modeled speedups, verdicts, flags), a sample of the red-team suite,
+episodes over WebSocket through two API servers sharing the cluster, and a node killed mid-evaluation.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+import urllib.request
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from environment import reward
+from environment.config import RayConfig
+from environment.evaluation import harness
+from environment.evaluation.pool import EvaluatorPool
+from environment.tasks import get_task
+
+if os.environ.get("CI") and "ray" not in sys.modules:
+    import ray  # noqa: F401  (CI installs the extra: a missing Ray fails here instead of skipping)
+ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install '.[ray]')")
+
+from tests.redteam import test_redteam as redteam  # noqa: E402
+from tests.redteam.expected import EXPECTED  # noqa: E402
+from tests.support.ray_cluster import add_worker_node, local_cluster  # noqa: E402
+
+pytestmark = pytest.mark.slow
+VOLATILE = ("wall_s", "compute_s", "stage_s", "notes")  # clocks and the environment's own notes
+
+
+def comparable(result) -> dict:
+    """Everything the harness decided: verdicts, flags, modeled speedups and costs, errors, logs."""
+    return {k: v for k, v in result.model_dump(mode="json").items() if k not in VOLATILE}
+
+
+@contextlib.contextmanager
+def using(backend):
+    saved = harness._pool
+    harness._pool = backend
+    try:
+        yield backend
+    finally:
+        harness._pool = saved
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    saved = {k: os.environ.get(k) for k in redteam.CANARIES}
+    os.environ.update(redteam.CANARIES)  # every node (and so every actor) starts with the canaries
+    try:
+        with local_cluster(nodes=2) as c:
+            for key, value in saved.items():
+                os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+            yield c
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+
+
+@pytest.fixture(scope="module")
+def ray_backend(cluster):
+    from environment.evaluation.ray_backend import RayBackend
+    backend = RayBackend(RayConfig(address=cluster.address, cpu_actors=2, gpu_actors=0))
+    backend.describe()  # both actors warm
+    return backend
+
+
+@pytest.fixture(scope="module")
+def local_pool():
+    pool = EvaluatorPool(1)
+    yield pool
+    pool.close()
+
+
+def test_sandbox_reports_every_node_with_its_layers(ray_backend):
+    info = ray_backend.describe()
+    nodes = info["nodes"]
+    assert len(nodes) == 2 and len({n["node_id"] for n in nodes}) == 2, nodes
+    local = EvaluatorPool(1)
+    try:
+        local_layers = local.describe()["layers"]
+    finally:
+        local.close()
+    for node in nodes:
+        assert node["backend"] == "cpu" and node["kind"] == "cpu" and node["workers"] == 1
+        assert node["layers"] == local_layers, node  # the same layers inside the actors as on this host
+        assert node["layers"]["seccomp"] and node["layers"]["rlimits"]
+    assert info["backend"] == "cpu" and info["workers"] == 2
+
+
+SAMPLES = [("gelu_bias", "correct", 1), ("gelu_bias", "wrong", 0), ("rmsnorm", "correct", 1),
+           ("causal_attention", "wrong", 1), ("softmax", "correct", 1), ("matmul_bias_relu", "wrong", 1),
+           ("layernorm", "correct", 1), ("cross_entropy", "wrong", 1)]
+
+
+def _evaluate_all(backend, jobs):
+    with using(backend), ThreadPoolExecutor(4) as ex:
+        return list(ex.map(lambda job: harness.evaluate(get_task(job[0]), job[1], seed=3, salt="same",
+                                                        session=f"s{job[2]}"), jobs))
+
+
+def test_results_spread_over_nodes_and_are_identical_to_the_local_pool(ray_backend, local_pool):
+    jobs = []
+    for i, (task_id, kind, which) in enumerate(SAMPLES):
+        path = sorted(get_task(task_id).solutions[kind])[which]
+        jobs.append((task_id, path.read_text(), i % 3))
+    before = dict(ray_backend.served_by_node)
+    remote = _evaluate_all(ray_backend, jobs)
+    local = _evaluate_all(local_pool, jobs)
+    served = {n: c - before.get(n, 0) for n, c in ray_backend.served_by_node.items()}
+    assert len([n for n, c in served.items() if c > 0]) == 2 and sum(served.values()) == len(jobs), served
+    assert any(r.correct for r in local) and not all(r.correct for r in local)
+    assert any(r.performance and r.performance.speedup_kind == "modeled" for r in local)
+    for job, r, l in zip(jobs, remote, local):
+        assert r.outcome == l.outcome != "harness_error" and not r.notes, (job[0], r.harness_error)
+        assert comparable(r) == comparable(l), job[0]
+        assert reward.score(r) == reward.score(l)
+
+
+REDTEAM_SAMPLE = sorted({names[i] for names in
+                         [[n for n, e in sorted(EXPECTED.items()) if e.layer == layer]
+                          for layer in {e.layer for e in EXPECTED.values()}] for i in (0, 1) if i < len(names)}
+                        | {"a29_read_parent_environ.py", "a31_environment_secrets.py", "a35_connect_server_port.py",
+                           "a42_seeds_from_stack.py"})
+REDTEAM = sorted(EXPECTED) if os.environ.get("KERNEL_ENV_RAY_REDTEAM") == "all" else REDTEAM_SAMPLE
+
+
+@pytest.mark.parametrize("name", REDTEAM)
+def test_redteam_attack_meets_its_pinned_outcome_through_ray_as_locally(name, ray_backend, local_pool, monkeypatch):
+    """Two attacks per sandbox layer plus the secret hunters (KERNEL_ENV_RAY_REDTEAM=all: every attack).
+    The canaries were in every node's environment when it started."""
+    seen = []
+    evaluate = harness.evaluate
+
+    def recording(*args, **kwargs):
+        seen.append((args, kwargs, evaluate(*args, **kwargs)))
+        return seen[-1][2]
+
+    monkeypatch.setattr(harness, "evaluate", recording)
+    with using(ray_backend):
+        redteam.test_attack_meets_its_pinned_outcome(name)  # the suite's own contract, through Ray
+    args, kwargs, remote = next(s for s in seen if s[1].get("salt") == name)
+    with using(local_pool):
+        local = evaluate(*args, **kwargs)
+    assert verdict(remote) == verdict(local)
+
+
+def verdict(result) -> tuple:
+    """What the red-team contract is about (a09's values are uninitialised memory: never equal twice)."""
+    perf = result.performance
+    return (result.outcome, result.correct, result.static.flags, result.flags, reward.score(result),
+            perf and perf.speedup, perf and perf.speedup_kind)
+
+
+def test_ray_missing_is_a_harness_error_naming_the_extra(monkeypatch):
+    from environment.evaluation.ray_backend import RayBackend
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    task = get_task("gelu_bias")
+    source = sorted(task.solutions["correct"])[0].read_text()
+    with using(RayBackend(RayConfig(address="127.0.0.1:1"))):
+        result = harness.evaluate(task, source, seed=0)
+    assert result.outcome == "harness_error"
+    assert "pip install '.[ray]'" in result.harness_error
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=300) as r:
+        return json.loads(r.read())
+
+
+def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(cluster, ray_backend, monkeypatch):
+    from environment.client import KernelEnv
+    from environment.models import KernelAction
+    from inference import LocalServer
+
+    monkeypatch.setenv("KERNEL_ENV_RAY_ADDRESS", cluster.address)
+    monkeypatch.setenv("KERNEL_ENV_RAY_CPU_ACTORS", "2")
+    monkeypatch.setenv("KERNEL_ENV_SECRET", "shared-by-every-replica")
+    task = get_task("gelu_bias")
+    right = next(p for p in task.solutions["correct"] if p.name.startswith("triton")).read_text()
+    wrong = sorted(task.solutions["wrong"])[0].read_text()
+    busy_before = sum(ray_backend.served_by_node.values())
+    with LocalServer(start_timeout_s=300) as a, LocalServer(start_timeout_s=300) as b:
+        sandboxes = [_get(s.url + "/sandbox") for s in (a, b)]
+        actors = [sorted((n["actor"], n["node_id"]) for n in sb["nodes"]) for sb in sandboxes]
+        assert actors[0] == actors[1] and len(actors[0]) == 2  # one set of actors, found by name
+        observations = {}
+
+        def episode(server):
+            with KernelEnv(base_url=server.url, message_timeout_s=300).sync() as env:
+                env.reset(task_id="gelu_bias", seed=5)
+                first = env.step(KernelAction(code=wrong))
+                second = env.step(KernelAction(code=right))
+                observations[server.url] = (first, second, env.state())
+
+        threads = [threading.Thread(target=episode, args=(s,)) for s in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(600)
+        assert len(observations) == 2, (a.log_tail(), b.log_tail())
+        for first, second, state in observations.values():
+            assert first.observation.outcome == "ok" and not first.observation.correct
+            assert second.observation.correct and second.reward > first.reward
+            assert second.observation.speedup_kind == "modeled" and second.observation.evaluation.notes == []
+            assert state.turn == 2 and state.step_count == 2
+    assert sum(ray_backend.served_by_node.values()) == busy_before  # the servers' own drivers did the work
+
+
+# Correct and deliberately slow (the same result recomputed many times): still running when its node dies.
+SLOW_CORRECT = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, bias):
+        out = torch.nn.functional.gelu(x + bias)
+        for _ in range(3000):
+            out = torch.nn.functional.gelu(x + bias)
+        return out
+"""
+
+
+def test_a_node_killed_mid_evaluation_is_retried_once_elsewhere(cluster, ray_backend, local_pool):
+    """Last in the module: it removes a node (and adds a fresh one for the lost actor)."""
+    task = get_task("gelu_bias")
+    served_before = sum(ray_backend.served_by_node.values())
+    outcome = {}
+
+    def submit():
+        with using(ray_backend):
+            outcome["result"] = harness.evaluate(task, SLOW_CORRECT, seed=9, salt="kill", session="k")
+
+    worker = threading.Thread(target=submit)
+    worker.start()
+    busy = None
+    deadline = time.monotonic() + 300
+    while busy is None and time.monotonic() < deadline and worker.is_alive():
+        for slot in ray_backend.actors():
+            if ray.get(slot.handle.busy.remote(), timeout=60) > 0:
+                busy = slot
+                break
+    assert busy is not None, "no actor ever ran the evaluation"
+    node_id = ray.get(busy.handle.describe.remote(), timeout=60)["node_id"]
+    node = next(n for n in cluster.worker_nodes if n.node_id == node_id)
+    cluster.remove_node(node, allow_graceful=False)
+    worker.join(600)
+    result = outcome["result"]
+    assert result.outcome == "ok" and result.correct, result.harness_error
+    assert len(result.notes) == 1 and busy.name in result.notes[0] and "retried once" in result.notes[0]
+    assert sum(ray_backend.served_by_node.values()) == served_before + 1  # one answer: not lost, not doubled
+    with using(local_pool):
+        local = harness.evaluate(task, SLOW_CORRECT, seed=9, salt="kill", session="k")
+    assert comparable(result) == comparable(local)
+    # the lost actor is restarted by Ray on a fresh node and serves again
+    add_worker_node(cluster)
+    deadline = time.monotonic() + 300
+    while busy.down and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not busy.down
+
