@@ -187,7 +187,7 @@ def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(clus
     task = get_task("gelu_bias")
     right = next(p for p in task.solutions["correct"] if p.name.startswith("triton")).read_text()
     wrong = sorted(task.solutions["wrong"])[0].read_text()
-    busy_before = sum(ray_backend.served_by_node.values())
+    served_before = _served_by_actors(ray_backend)
     with LocalServer(start_timeout_s=300) as a, LocalServer(start_timeout_s=300) as b:
         sandboxes = [_get(s.url + "/sandbox") for s in (a, b)]
         actors = [sorted((n["actor"], n["node_id"]) for n in sb["nodes"]) for sb in sandboxes]
@@ -212,7 +212,79 @@ def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(clus
             assert second.observation.correct and second.reward > first.reward
             assert second.observation.speedup_kind == "modeled" and second.observation.evaluation.notes == []
             assert state.turn == 2 and state.step_count == 2
-    assert sum(ray_backend.served_by_node.values()) == busy_before  # the servers' own drivers did the work
+        assert _served_by_actors(ray_backend) == served_before + 4  # both servers' steps ran on the shared actors
+        # A replica going away takes only its own episodes: the actors are detached, not owned by it.
+        a.stop()
+        with KernelEnv(base_url=b.url, message_timeout_s=300).sync() as env:
+            env.reset(task_id="gelu_bias", seed=6)
+            assert env.step(KernelAction(code=right)).observation.correct
+        assert _served_by_actors(ray_backend) == served_before + 5
+
+
+def _served_by_actors(backend) -> int:
+    return sum(n["served"] for n in backend.describe()["nodes"])
+
+
+def _request(task_id: str, backend: str) -> dict:
+    """What harness.evaluate sends (per-evaluation seeds, no secret), for calling a backend directly."""
+    from environment.config import harness_config
+    from environment.evaluation.inputs import seed_plan
+    from environment.evaluation.pool import config_payload, task_payload
+    from environment.evaluation.static_checks import check_source
+    task = get_task(task_id)
+    source = sorted(task.solutions["correct"])[0].read_text()
+    return {"task": task_payload(task), "source": source, "seeds": seed_plan(b"k", 1, task.id, "", 5),
+            "config": config_payload(harness_config()), "static": check_source(source, task.reference_code).model_dump(),
+            "backend": backend}
+
+
+def test_waiting_sessions_are_served_fairly_across_the_actors(ray_backend, monkeypatch):
+    """Both actor slots held by a trainer; two more trainer requests and then a person's queue up:
+    the person's goes out first."""
+    queue = ray_backend._queues["cpu"]
+    held = [queue.acquire("trainer", lambda: ray_backend._take("cpu", set())) for _ in range(2)]
+    sent: list[str] = []
+    call = ray_backend._call
+
+    def recording(slot, request, session, timeout_s):
+        with queue.lock:
+            sent.append(session)
+        return call(slot, request, session, timeout_s)
+
+    monkeypatch.setattr(ray_backend, "_call", recording)
+    threads = []
+    for i, session in enumerate(["trainer", "trainer", "person"]):
+        threads.append(threading.Thread(target=ray_backend.run, args=(_request("gelu_bias", "cpu"), session, 120)))
+        threads[-1].start()
+        with queue.lock:
+            while len(queue.waiting) < i + 1:
+                queue.lock.wait(1.0)
+    ray_backend._release("cpu", held[0])  # one slot frees: the three go out one after another
+    for t in threads:
+        t.join(600)
+    ray_backend._release("cpu", held[1])
+    assert sent == ["person", "trainer", "trainer"], sent
+
+
+def test_requests_are_routed_by_backend_to_cpu_or_gpu_actors(cluster, ray_backend):
+    """A node that declares one GPU gets the num_gpus=1 actor; cuda requests go there, cpu ones never do.
+    (This host has no CUDA: the cuda evaluation itself ends as the environment's failure, not the submission's.)"""
+    from environment.evaluation.ray_backend import RayBackend
+    gpu_node = add_worker_node(cluster, cpus=1, gpus=1)
+    mixed = RayBackend(RayConfig(address=cluster.address, cpu_actors=2, gpu_actors=1))
+    try:
+        nodes = {n["actor"]: n for n in mixed.describe()["nodes"]}
+        assert nodes["kernel_env-cuda-0"]["node_id"] == gpu_node.node_id
+        assert nodes["kernel_env-cuda-0"]["backend"] == "cuda" and nodes["kernel_env-cpu-0"]["backend"] == "cpu"
+        assert gpu_node.node_id not in {nodes[f"kernel_env-cpu-{i}"]["node_id"] for i in (0, 1)}
+        on_gpu = mixed.run(_request("gelu_bias", "cuda"), "s", 120)
+        assert on_gpu["actor"] == "kernel_env-cuda-0" and on_gpu["node_id"] == gpu_node.node_id
+        on_cpu = [mixed.run(_request("gelu_bias", "cpu"), "s", 120) for _ in range(3)]
+        assert {r["actor"] for r in on_cpu} <= {"kernel_env-cpu-0", "kernel_env-cpu-1"}
+        assert all(r["result"]["correctness"]["correct"] for r in on_cpu)
+    finally:
+        ray.kill(next(a.handle for a in mixed.actors() if a.kind == "cuda"), no_restart=True)
+        cluster.remove_node(gpu_node)
 
 
 # Correct and deliberately slow (the same result recomputed many times): still running when its node dies.

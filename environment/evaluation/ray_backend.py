@@ -43,6 +43,7 @@ class EvaluationActor:
         self.pool = EvaluatorPool(workers)
         self.pool.describe()  # warm now: the first evaluation does not pay the interpreter start
         self.active = 0
+        self.served = 0
         self._lock = threading.Lock()
 
     def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
@@ -54,11 +55,12 @@ class EvaluationActor:
         finally:
             with self._lock:
                 self.active -= 1
+                self.served += 1
         return dict(response, actor=self.name, node_id=self.node_id, actor_s=time.perf_counter() - started)
 
     def describe(self) -> dict[str, Any]:
         return dict(self.pool.describe(), actor=self.name, kind=self.kind, node_id=self.node_id,
-                    hostname=socket.gethostname(), pid=os.getpid())
+                    hostname=socket.gethostname(), pid=os.getpid(), served=self.served)
 
     def busy(self) -> int:
         """Evaluations running or queued in this actor now."""
