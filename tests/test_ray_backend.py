@@ -30,6 +30,7 @@ ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip ins
 
 from tests.redteam import test_redteam as redteam  # noqa: E402
 from tests.redteam.expected import EXPECTED  # noqa: E402
+from inference import free_port  # noqa: E402
 from tests.support.ray_cluster import add_worker_node, local_cluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -56,7 +57,8 @@ def cluster():
     saved = {k: os.environ.get(k) for k in redteam.CANARIES}
     os.environ.update(redteam.CANARIES)  # every node (and so every actor) starts with the canaries
     try:
-        with local_cluster(nodes=2) as c:
+        with local_cluster(nodes=2, client_port=free_port()) as c:
+            c.client_address = f"ray://127.0.0.1:{c.head_node._ray_params.ray_client_server_port}"
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
             yield c
@@ -150,14 +152,21 @@ def test_redteam_attack_meets_its_pinned_outcome_through_ray_as_locally(name, ra
     args, kwargs, remote = next(s for s in seen if s[1].get("salt") == name)
     with using(local_pool):
         local = evaluate(*args, **kwargs)
-    assert verdict(remote) == verdict(local)
+    assert verdict(remote, name) == verdict(local, name)
 
 
-def verdict(result) -> tuple:
-    """What the red-team contract is about (a09's values are uninitialised memory: never equal twice)."""
+# Attacks whose result depends on where the allocator puts tensors: they differ between two local runs
+# too (a10 passed 5, 4, 5, 5 of 5 trials in four local runs here), so only their flags are compared.
+ADDRESS_DEPENDENT = {"a09_freed_memory.py", "a10_cache_by_pointer.py"}
+
+
+def verdict(result, name: str) -> tuple:
+    """What the red-team contract is about: outcome, flags and, where reproducible, verdict and score."""
     perf = result.performance
-    return (result.outcome, result.correct, result.static.flags, result.flags, reward.score(result),
-            perf and perf.speedup, perf and perf.speedup_kind)
+    pinned = (result.outcome, result.static.flags, result.flags)
+    if name in ADDRESS_DEPENDENT:
+        return pinned
+    return pinned + (result.correct, reward.score(result), perf and perf.speedup, perf and perf.speedup_kind)
 
 
 def test_ray_missing_is_a_harness_error_naming_the_extra(monkeypatch):
@@ -177,6 +186,7 @@ def _get(url: str) -> dict:
 
 
 def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(cluster, ray_backend, monkeypatch):
+    """Server A joins at the GCS address; server B, like a Space outside the cluster, through Ray Client."""
     from environment.client import KernelEnv
     from environment.models import KernelAction
     from inference import LocalServer
@@ -188,10 +198,14 @@ def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(clus
     right = next(p for p in task.solutions["correct"] if p.name.startswith("triton")).read_text()
     wrong = sorted(task.solutions["wrong"])[0].read_text()
     served_before = _served_by_actors(ray_backend)
-    with LocalServer(start_timeout_s=300) as a, LocalServer(start_timeout_s=300) as b:
+    with contextlib.ExitStack() as servers:
+        a = servers.enter_context(LocalServer(start_timeout_s=300))  # a driver at the GCS address
+        monkeypatch.setenv("KERNEL_ENV_RAY_ADDRESS", cluster.client_address)  # the Space's way in: Ray Client
+        b = servers.enter_context(LocalServer(start_timeout_s=300))
         sandboxes = [_get(s.url + "/sandbox") for s in (a, b)]
         actors = [sorted((n["actor"], n["node_id"]) for n in sb["nodes"]) for sb in sandboxes]
         assert actors[0] == actors[1] and len(actors[0]) == 2  # one set of actors, found by name
+        assert sandboxes[1]["ray"]["address"].startswith("ray://")
         observations = {}
 
         def episode(server):

@@ -10,7 +10,7 @@ results are a few KiB).
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Iterator, Optional
 
 STORE_BYTES = 80 * 2**20
 
@@ -20,12 +20,16 @@ def add_worker_node(cluster, cpus: float = 1, gpus: int = 0):
 
 
 @contextlib.contextmanager
-def local_cluster(nodes: int = 2, cpus_per_node: float = 1, gpus_per_node: int = 0) -> Iterator:
+def local_cluster(nodes: int = 2, cpus_per_node: float = 1, gpus_per_node: int = 0,
+                  client_port: Optional[int] = None) -> Iterator:
+    """`client_port`: also serve Ray Client there (KERNEL_ENV_RAY_ADDRESS=ray://127.0.0.1:PORT)."""
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": STORE_BYTES,
-                                                            "include_dashboard": False})
+    head = {"num_cpus": 0, "object_store_memory": STORE_BYTES, "include_dashboard": False}
+    if client_port:
+        head["ray_client_server_port"] = client_port
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     try:
         for _ in range(nodes):
             add_worker_node(cluster, cpus_per_node, gpus_per_node)
