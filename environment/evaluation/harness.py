@@ -54,7 +54,8 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)
     if response.get("kind") == "result":
-        result = EvalResult.model_validate(dict(response["result"], notes=response.get("notes", [])))
+        body = response["result"]  # with the backend's notes (a retry after a lost worker) added
+        result = EvalResult.model_validate(dict(body, notes=list(body.get("notes", [])) + response.get("notes", [])))
     elif response.get("kind") == "timeout":  # per-command deadlines bound the children: the submission was slow
         reason = response.get("error", "the evaluation ran out of time")
         from environment.evaluation import flags as F
