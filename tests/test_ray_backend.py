@@ -3,17 +3,18 @@
 One cluster per module: a head that schedules nothing and two worker nodes with one CPU each, so the
 two CPU actors sit on different nodes. Checked: /sandbox per node, spreading, results identical to
 the local pool (bit-identical modeled speedups, verdicts, flags), a sample of the red-team suite,
-episodes over WebSocket through two API servers sharing the cluster, and a node killed mid-evaluation.
+fair order across sessions, routing by backend, episodes over WebSocket through two API servers sharing
+the cluster (one through Ray Client, as a Space), and a node killed mid-evaluation.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import threading
 import time
 import urllib.request
-import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -28,9 +29,9 @@ if os.environ.get("CI") and "ray" not in sys.modules:
     import ray  # noqa: F401  (CI installs the extra: a missing Ray fails here instead of skipping)
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install '.[ray]')")
 
+from inference import free_port  # noqa: E402
 from tests.redteam import test_redteam as redteam  # noqa: E402
 from tests.redteam.expected import EXPECTED  # noqa: E402
-from inference import free_port  # noqa: E402
 from tests.support.ray_cluster import add_worker_node, local_cluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -206,6 +207,7 @@ def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(clus
         actors = [sorted((n["actor"], n["node_id"]) for n in sb["nodes"]) for sb in sandboxes]
         assert actors[0] == actors[1] and len(actors[0]) == 2  # one set of actors, found by name
         assert sandboxes[1]["ray"]["address"].startswith("ray://")
+        assert all(n["layers"]["seccomp"] and n["layers"]["rlimits"] for sb in sandboxes for n in sb["nodes"])
         observations = {}
 
         def episode(server):
