@@ -84,7 +84,7 @@ def test_a_zygote_that_died_while_idle_is_replaced_transparently():
 
 def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
     from environment.config import detect_backend
-    from environment.evaluation.backends import backend_kind, make_backend
+    from environment.evaluation.dispatch import backend_kind, make_backend
     monkeypatch.delenv("KERNEL_ENV_RAY_ADDRESS", raising=False)
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if the extra were not installed
     backend = make_backend(1)

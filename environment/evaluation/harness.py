@@ -11,7 +11,7 @@ import threading
 from typing import Optional
 
 from environment.config import HarnessConfig, ServerConfig, harness_config
-from environment.evaluation.backends import EvaluationBackend, backend_kind, make_backend
+from environment.evaluation.dispatch import EvaluationBackend, backend_kind, make_backend
 from environment.evaluation.inputs import seed_plan
 from environment.evaluation.pool import config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult

@@ -1,4 +1,4 @@
-"""Where evaluations run: the evaluation backend interface and the choice made by configuration.
+"""Where evaluations run (dispatch): the evaluation backend interface and its choice by configuration.
 
 The local warm zygote pool (pool.py) is the default. With KERNEL_ENV_RAY_ADDRESS set, the Ray
 backend (ray_backend.py, `pip install .[ray]`) sends each request to an actor that hosts the same
