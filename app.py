@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 
+from fastapi import HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
+from environment import curriculum
 from environment.config import ServerConfig
 from environment.env import KernelEnvironment
 from environment.evaluation import harness
 from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
-from environment.tasks import list_tasks
+from environment.tasks.registry import listing
+from server.monitor import register as register_monitor
 
 # A same-uid process could otherwise read this server's memory and environment (tokens).
 prctl(PR_SET_DUMPABLE, 0)
@@ -34,11 +37,23 @@ app = create_app(
     custom_tab_name="Kernel Playground", custom_tab_primary=True, show_default_tab=False,
     title_override="Kernel Playground", state_cls=KernelState,
 )
+register_monitor(app)  # GET /monitor: off unless KERNEL_ENV_MONITOR=1
 
 
 @app.get("/tasks", tags=["kernel_env"], summary="Every task with id, difficulty, title and whether it is graded")
 def tasks() -> list[dict]:
-    return [t.summary() for t in list_tasks()]
+    # then generated tasks (one per family and level), then problems that could not be loaded
+    # ("available": false, with the reason)
+    return listing()
+
+
+@app.get("/curricula/{name}", tags=["kernel_env"], summary="A curriculum's level, window, promotions and history")
+def curriculum_state(name: str) -> dict:
+    state = curriculum.snapshot(name)
+    if state is None:
+        raise HTTPException(status_code=404, detail=f"no curriculum named {name!r} yet: one is created by the first "
+                                                    f"reset(curriculum={name!r})")
+    return state
 
 
 @app.get("/sandbox", tags=["kernel_env"], summary="Backend and the sandbox layers this host offers")
@@ -51,6 +66,7 @@ def _warm_pool() -> None:
     """Start a zygote in the background so the first step does not pay the interpreter start."""
     import threading
     threading.Thread(target=harness.pool().describe, daemon=True).start()
+    threading.Thread(target=listing, daemon=True).start()  # load KERNEL_ENV_EXTRA_TASKS before the first /tasks
 
 
 def main() -> None:

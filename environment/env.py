@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from typing import Any, Optional
 
@@ -9,7 +10,9 @@ from fastapi import HTTPException
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from environment import curriculum as curricula
 from environment import feedback, reward
+from environment.monitor import MONITOR
 from environment.config import ServerConfig
 from environment.evaluation import harness
 from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
@@ -39,19 +42,33 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         self._state = KernelState(episode_id=None, step_count=0)
         self._task = None
         self._done = True
+        self._curriculum: Optional[str] = None   # the curriculum this episode was drawn from
+        self._solved = False
 
     # -- OpenEnv API ----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
-              difficulty: Optional[str] = None, max_turns: Optional[int] = None, **kwargs: Any) -> KernelObservation:
+              difficulty: Optional[str] = None, max_turns: Optional[int] = None, curriculum: Optional[str] = None,
+              **kwargs: Any) -> KernelObservation:
         if kwargs:
             raise KernelEnvError(f"unknown reset argument(s) {sorted(kwargs)}; accepted: seed, episode_id, task_id, "
-                                 "difficulty, max_turns")
+                                 "difficulty, max_turns, curriculum")
+        if curriculum is not None:
+            if task_id is not None or difficulty is not None:
+                raise KernelEnvError("curriculum picks the task: drop task_id and difficulty, or drop curriculum")
+            try:
+                curricula.check_name(curriculum)
+            except ValueError as exc:
+                raise KernelEnvError(str(exc)) from None
         if seed is not None and (not isinstance(seed, int) or seed < 0):
             raise KernelEnvError(f"seed must be a non-negative integer, got {seed!r}")
         if max_turns is not None and (not isinstance(max_turns, int) or not 1 <= max_turns <= 50):
             raise KernelEnvError(f"max_turns must be an integer from 1 to 50, got {max_turns!r}")
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise KernelEnvError(f"unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTIES)}")
+        self._close_curriculum()  # an episode left before its end counts with what it reached
+        episode_id = episode_id or str(uuid.uuid4())
+        if curriculum is not None:
+            task_id = curricula.draw(curriculum, episode_id, seed)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         rng = random.Random(seed)
         if task_id is not None:
@@ -66,10 +83,11 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             task = pool[rng.randrange(len(pool))] if difficulty else get_task(GRADED_TASKS[rng.randrange(3)])
         self._task = task
         self._done = False
+        self._curriculum, self._solved = curriculum, False
         turns = max_turns or self._config.max_turns
-        self._state = KernelState(episode_id=episode_id or str(uuid.uuid4()), step_count=0, task_id=task.id,
+        self._state = KernelState(episode_id=episode_id, step_count=0, task_id=task.id,
                                   seed=seed, turn=0, max_turns=turns, best_score=0.0, history=[], done=False)
-        return self._observation(reward_value=0.0)
+        return MONITOR.on_reset(self._state, self._observation(reward_value=0.0))
 
     def step(self, action: KernelAction, timeout_s: Optional[float] = None, **kwargs: Any) -> KernelObservation:
         if self._task is None:
@@ -78,21 +96,32 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         if self._done:
             raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
                                  "a new one")
-        st = self._state
+        st, t0 = self._state, time.monotonic()
         result = harness.evaluate(self._task, action.code, seed=st.seed or 0,
                                   salt=f"{st.episode_id}:{st.turn}:{st.step_count}", session=st.episode_id or "anonymous")
         if result.outcome == "harness_error":
             # the environment failed: no reward, no turn consumed, the same submission may be sent again
             self._state = st.model_copy(update={"step_count": st.step_count + 1})
-            return self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
+            obs = self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
+            return MONITOR.on_step(st.episode_id, action.code, obs, t0)
         value, breakdown = reward.score(result)
         history = st.history + [value]
         turn = st.turn + 1
         done = bool(action.finish) or turn >= st.max_turns
         self._done = done
+        self._solved |= bool(result.correct)
         self._state = st.model_copy(update={"step_count": st.step_count + 1, "turn": turn, "history": history,
                                             "best_score": max(st.best_score, value), "done": done})
-        return self._observation(result=result, score=value, breakdown=breakdown, reward_value=value, done=done)
+        if done:
+            self._close_curriculum()
+        obs = self._observation(result=result, score=value, breakdown=breakdown, reward_value=value, done=done)
+        return MONITOR.on_step(st.episode_id, action.code, obs, t0)
+
+    def _close_curriculum(self) -> None:
+        """Tell the episode's curriculum how it went (once; a no-op outside curricula)."""
+        if self._curriculum is not None and self._state.episode_id:
+            curricula.record(self._curriculum, self._state.episode_id, self._solved, self._state.best_score)
+        self._curriculum = None
 
     @property
     def state(self) -> KernelState:

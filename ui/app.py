@@ -12,9 +12,11 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from environment.prompt import starting_template
-from environment.tasks import get_task, list_tasks
+from environment.tasks import get_task
+from environment.tasks.registry import listing
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui import compare as cmp
+from ui import monitor as monitor_view
 from ui import render as R
 from ui.players import (DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_turn, resolve_token,
                         typed_token)
@@ -32,7 +34,10 @@ SESSIONS = Sessions()
 # ---- small helpers ----------------------------------------------------------------------------
 
 def task_choices() -> list[tuple[str, str]]:
-    return [(f"{t.id} — {t.title} ({t.difficulty}{', graded' if t.graded else ''})", t.id) for t in list_tasks()]
+    """Every task, generated ones, then problems that could not load (marked, with their reason)."""
+    return [(f"{t['id']} — {t['title']} ({t['difficulty']}{', graded' if t['graded'] else ''})"
+             if t.get("available", True) else f"⊘ {t['id']} — unavailable: {t['reason'][:90]}", t["id"])
+            for t in listing()]
 
 
 def example_choices(task_id: str) -> list[tuple[str, str]]:
@@ -77,7 +82,9 @@ def checked_seed(seed: Any) -> int:
 def checked_task(task_id: Any) -> str:
     try:
         return get_task(str(task_id)).id
-    except KeyError:
+    except KeyError as exc:
+        if "is unavailable" in str(exc.args[0]):
+            raise PlayError(str(exc.args[0])) from None
         raise PlayError(f"unknown task {task_id!r}: pick one from the list") from None
 
 
@@ -182,6 +189,9 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                 _replay_tab()
             with gr.Tab("Export", id="export", elem_id="tab-export"):
                 _export_tab()
+            if monitor_view.enabled():  # KERNEL_ENV_MONITOR=1: every session's episodes (ui/monitor.py)
+                with gr.Tab("Monitor", id="monitor", elem_id="tab-monitor"):
+                    monitor_view.monitor_tab(Inspector, step_of)
             if quick_start_md:
                 with gr.Tab("API quick start", id="api", elem_id="tab-api"):
                     gr.Markdown(quick_start_md)

@@ -10,6 +10,7 @@ import copy
 import hashlib
 import json
 import os
+import tempfile
 import sys
 import time
 import traceback
@@ -103,7 +104,9 @@ def enter_child(tmpdir: str, cmd_fd: int, res_fd: int) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
     os.chdir(tmpdir)
     os.environ["TMPDIR"] = tmpdir
+    tempfile.tempdir = tmpdir  # tempfile caches the zygote's choice (/tmp); Triton's compiler writes there
     os.environ["TRITON_CACHE_DIR"] = os.path.join(tmpdir, "triton-cache")  # the only writable place
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(tmpdir, "torch-extensions")  # load_inline builds (CUDA hosts)
 
 
 def enter_sandbox(job: Job | ReplayJob) -> dict[str, Any]:
@@ -112,19 +115,23 @@ def enter_sandbox(job: Job | ReplayJob) -> dict[str, Any]:
     than taking the whole service down; the others still stand."""
     limits = job.limits
     sandbox.scrub_environment()
-    sandbox.apply_rlimits(sandbox.current_vm_bytes() + limits.memory_mb * 2**20 if limits.memory_mb else None,
-                          limits.cpu_seconds, limits.max_file_mb * 2**20)
+    # CUDA hosts: the driver reserves tens of GiB of address space, so private writable memory is capped
+    # instead, four times as high: the driver's own host buffers and GPU-sized inputs arriving by frame
+    cuda = job.backend == "cuda"
+    base = sandbox.current_vm_bytes("VmData" if cuda else "VmSize")
+    sandbox.apply_rlimits(base + limits.memory_mb * 2**20 * (4 if cuda else 1) if limits.memory_mb else None,
+                          limits.cpu_seconds, limits.max_file_mb * 2**20, data_only=cuda)
     layers: dict[str, Any] = {"landlock": 0, "seccomp": False}
     if limits.landlock:
         try:
-            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(), [job.tmpdir],
-                                                        sandbox.exec_roots())
+            layers["landlock"] = sandbox.apply_landlock(sandbox.read_only_roots(),
+                                                        [job.tmpdir, *(sandbox.cuda_writable() if cuda else ())],
+                                                        sandbox.exec_roots(), sandbox.device_nodes())
         except OSError as exc:
             layers["landlock_error"] = str(exc)
     if limits.seccomp:
         try:
-            layers["seccomp"] = sandbox.apply_seccomp(allow_threads=job.backend == "cuda",
-                                                      allow_exec=job.backend == "cuda")
+            layers["seccomp"] = sandbox.apply_seccomp(allow_threads=cuda, allow_exec=cuda, unix_sockets=cuda)
         except Exception as exc:  # pyseccomp raises RuntimeError/OSError when the filter cannot load
             layers["seccomp_error"] = f"{type(exc).__name__}: {exc}"
     return layers
@@ -168,7 +175,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             if key not in models:
                 torch.manual_seed(job.init_seed)
                 models[key] = cls(*init)
-                if isinstance(models[key], torch.nn.Module):
+                if isinstance(models[key], torch.nn.Module) and not job.train_mode:
                     models[key].eval()
             return models[key]
 

@@ -57,7 +57,8 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
     args = [{"__tensor__": next(k)} if isinstance(a, torch.Tensor) else a for a in init]
     job = Job(tmpdir=tempfile.mkdtemp(prefix=class_name + "-", dir=workdir), source=source, class_name=class_name,
               init_args=args, init_seed=init_seed, backend=backend, device="cuda" if backend == "cuda" else "cpu",
-              tolerance={"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}, limits=Limits.of(config))
+              tolerance={"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}, limits=Limits.of(config),
+              train_mode=task.train_mode)
     return job, tensors
 
 

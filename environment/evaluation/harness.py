@@ -11,6 +11,7 @@ import threading
 from typing import Optional
 
 from environment.config import HarnessConfig, ServerConfig, harness_config
+from environment.evaluation.backends import unsupported_here
 from environment.evaluation.dispatch import EvaluationBackend, backend_kind, make_backend
 from environment.evaluation.inputs import seed_plan
 from environment.evaluation.pool import config_payload, task_payload
@@ -44,6 +45,11 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
     config = config or harness_config()
     static = check_source(source, task.reference_code)
     be = backend()
+    unsupported = unsupported_here(source, be)
+    if unsupported:  # another kernel language: neither the code's fault nor an environment failure
+        log.info("task %s (session %s): %s", task.id, session, unsupported)
+        return EvalResult(task_id=task.id, backend=be, static=static, outcome="harness_error",
+                          harness_error=unsupported)
     if not static.ok and (static_checks or not static.flags):
         return EvalResult(task_id=task.id, backend=be, static=static, flags=static.flags, outcome="submission_failed")
     if not static_checks:  # test-only: let a flagged submission reach the sandbox layers

@@ -28,6 +28,11 @@ def child_environment() -> dict[str, str]:
     """The evaluators' environment: no tokens (a same-uid child can read /proc/<pid>/environ)."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SECRET_ENV_PREFIXES)}
     env["TRITON_INTERPRET"] = "1" if detect_backend() == "cpu" else "0"
+    if detect_backend() == "cuda" and "TRITON_LIBCUDA_PATH" not in env:
+        from environment.evaluation.sandbox import libcuda_dir
+        found = libcuda_dir()
+        if found:
+            env["TRITON_LIBCUDA_PATH"] = found
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

@@ -49,6 +49,7 @@ class Job(_Message):
     device: Literal["cpu", "cuda"]
     tolerance: dict[str, Optional[Union[bool, float]]]   # atol, rtol, tf32_admissible (None: no matmul)
     limits: Limits
+    train_mode: bool = False        # run the model as constructed (KernelBench), not after .eval()
 
 
 class ReplayJob(_Message):

@@ -71,18 +71,21 @@ def _userns_allowed() -> bool:
         return True
 
 
-def apply_rlimits(memory_bytes: Optional[int], cpu_seconds: int, file_bytes: int) -> None:
+def apply_rlimits(memory_bytes: Optional[int], cpu_seconds: int, file_bytes: int, data_only: bool = False) -> None:
+    """data_only (CUDA hosts): cap RLIMIT_DATA (private writable memory) instead of the address space,
+    which the CUDA driver reserves by the tens of GiB (under RLIMIT_AS it fails to initialise)."""
     if memory_bytes:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        resource.setrlimit(resource.RLIMIT_DATA if data_only else resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def current_vm_bytes() -> int:
+def current_vm_bytes(field: str = "VmSize") -> int:
+    """This process's address space (VmSize) or private writable memory (VmData), in bytes."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -104,11 +107,86 @@ def triton_tools() -> list[str]:
     return [str(tools), *sorted(loaders)]
 
 
+def cuda_host() -> bool:
+    return os.path.exists("/dev/nvidia0")
+
+
+def c_toolchain() -> list[str]:
+    """The compilers a CUDA child runs, resolved to real paths and named one by one (or by their
+    private folders), never the whole of /usr/bin: the C compiler Triton builds its launcher stubs
+    with (gcc or clang, the assembler, the linker, gcc's own programs under lib/libexec), and what
+    torch.utils.cpp_extension.load_inline runs (ninja, the C++ driver, the CUDA toolkit's nvcc)."""
+    import shutil
+    found: set[str] = set()
+    prefixes = {"/usr"}
+    for tool in (os.environ.get("CC"), "cc", "gcc", "clang", "as", "ld", "ld.bfd", "ld.gold", "ninja", "c++",
+                 "g++", "nvcc"):
+        path = shutil.which(tool) if tool else None
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        found.add(real)
+        folder = os.path.dirname(real)
+        if folder not in ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin"):
+            found.add(folder)  # a toolchain's own bin dir (/opt/gcc/bin: a wrapper script, gcc-real, cc1, as)
+            prefixes.add(os.path.dirname(folder))
+        interpreter = _script_interpreter(real)
+        if interpreter:
+            found.add(interpreter)
+    for prefix in prefixes:
+        for base in ("lib/gcc", "libexec/gcc", "lib/llvm*/bin"):
+            found.update(os.path.realpath(p) for p in glob.glob(os.path.join(prefix, base)))
+    cuda = Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
+    found.update(str(cuda / sub) for sub in ("bin", "nvvm/bin") if (cuda / sub).is_dir())
+    return sorted(found)
+
+
+def _script_interpreter(path: str) -> Optional[str]:
+    """The interpreter of a `#!` script (a compiler wrapper), resolved, or None for a binary."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.readline(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    parts = head[2:].decode(errors="replace").split()
+    return os.path.realpath(parts[0]) if parts else None
+
+
 def exec_roots() -> list[str]:
-    """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas), nothing else."""
-    if not os.path.exists("/dev/nvidia0"):
+    """What a child may execute: on CUDA hosts Triton's bundled compiler tools (ptxas) and the C
+    toolchain it compiles its launcher with; nothing else (on CPU hosts nothing at all)."""
+    if not cuda_host():
         return []
-    return triton_tools()
+    return sorted(set(triton_tools()) | set(c_toolchain()))
+
+
+def libcuda_dir() -> Optional[str]:
+    """Where libcuda.so.1 lives, so that Triton in a child never runs `ldconfig -p` to find it (a
+    sandboxed child may execute nothing but the compiler tools)."""
+    for pattern in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                    "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/local/cuda/compat",
+                    "/usr/local/cuda*/compat", "/usr/lib/wsl/lib"):
+        for folder in sorted(glob.glob(pattern)):
+            if os.path.exists(os.path.join(folder, "libcuda.so.1")):
+                return folder
+    return None
+
+
+def cuda_writable() -> list[str]:
+    """What a CUDA child writes besides its temp dir: its own threads' attributes (the driver names the
+    threads it starts; refused, cudaGetDeviceCount fails with error 304) and /dev/null (the compiler's
+    output goes there)."""
+    return ["/proc/self/task", "/dev/null"] if cuda_host() else []
+
+
+def device_nodes() -> list[str]:
+    """The NVIDIA driver's device nodes a CUDA child opens read-write and issues ioctls on."""
+    if not cuda_host():
+        return []
+    return sorted(str(p) for pattern in ("nvidia*", "nvidia-caps/*") for p in Path("/dev").glob(pattern)
+                  if not p.is_dir())
 
 
 def read_only_roots() -> list[str]:
@@ -123,9 +201,8 @@ def read_only_roots() -> list[str]:
     for entry in sys.path:
         if "site-packages" in entry or "dist-packages" in entry:
             paths.add(entry)
-    if os.path.exists("/dev/nvidia0"):  # CUDA hosts: the driver's device nodes
-        paths.update(str(p) for p in Path("/dev").glob("nvidia*"))
-        paths.update({"/proc/driver/nvidia", "/sys/bus/pci", "/proc/self"})
+    if cuda_host():  # CUDA hosts: what the driver reads (its device nodes are granted by device_nodes())
+        paths.update({"/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/proc/self", "/proc/sys/vm"})
     return sorted(p for p in paths if os.path.exists(p))
 
 
@@ -139,7 +216,8 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list[str] = ()) -> int:
+def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list[str] = (),
+                   devices: list[str] = (), scoped: bool = True) -> int:
     """Restrict the filesystem, TCP and signals of this process and its descendants. Returns the ABI
     used (0: unavailable, nothing applied)."""
     abi = landlock_abi()
@@ -153,7 +231,7 @@ def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list
     if abi >= 5:
         fs |= _FS_IOCTL_DEV
     attr = _RulesetAttr(fs, (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0,
-                        (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 else 0)
+                        (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 and scoped else 0)
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
     ruleset = _libc.syscall(_LL_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
@@ -165,7 +243,8 @@ def apply_landlock(read_only: list[str], read_write: list[str], exec_paths: list
     file_rw = file_ro | _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
     dir_rw = fs & ~_FS_EXECUTE
     rules = ([(p, dir_ro, file_ro) for p in read_only] + [(p, dir_rw, file_rw) for p in read_write]
-             + [(p, dir_ro | _FS_EXECUTE, file_ro | _FS_EXECUTE) for p in exec_paths])
+             + [(p, dir_ro | _FS_EXECUTE, file_ro | _FS_EXECUTE) for p in exec_paths]
+             + [(p, 0, file_rw | (_FS_IOCTL_DEV if abi >= 5 else 0)) for p in devices])
     try:
         for path, access_dir, access_file in rules:
             _add_rule(ruleset, path, access_dir, access_file)
@@ -194,6 +273,7 @@ def _add_rule(ruleset: int, path: str, dir_access: int, file_access: int) -> Non
         os.close(fd)
 
 
+AF_UNIX = 1
 KILLED_SYSCALLS = (
     "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
     "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "socket", "socketpair", "setsid", "setpgid",
@@ -205,8 +285,10 @@ KILLED_SYSCALLS = (
 CLONE_THREAD = 0x00010000
 
 
-def apply_seccomp(allow_threads: bool, allow_exec: bool = False) -> bool:
-    """Kill the process on any syscall an evaluation never needs. Signals only to itself."""
+def apply_seccomp(allow_threads: bool, allow_exec: bool = False, unix_sockets: bool = False) -> bool:
+    """Kill the process on any syscall an evaluation never needs. Signals only to itself.
+    unix_sockets (CUDA hosts): the CUDA driver opens a local socket while it initialises (refused,
+    cudaGetDeviceCount fails with error 304); any other address family still kills."""
     try:
         import pyseccomp as sc
     except Exception:
@@ -214,6 +296,9 @@ def apply_seccomp(allow_threads: bool, allow_exec: bool = False) -> bool:
     f = sc.SyscallFilter(sc.ALLOW)
     for name in KILLED_SYSCALLS:
         if allow_exec and name in ("fork", "vfork", "execve"):
+            continue
+        if unix_sockets and name in ("socket", "socketpair"):
+            f.add_rule(sc.KILL_PROCESS, name, sc.Arg(0, sc.NE, AF_UNIX))  # AF_UNIX only: no network
             continue
         try:
             f.add_rule(sc.KILL_PROCESS, name)
@@ -252,7 +337,8 @@ def install_audit_tripwire(report: Callable[[str], None]) -> None:
 
 def scrub_environment() -> None:
     keep = {"PATH", "HOME", "LANG", "LC_ALL", "TRITON_INTERPRET", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-            "TRITON_CACHE_DIR", "TMPDIR"}
+            "TRITON_CACHE_DIR", "TMPDIR", "TRITON_LIBCUDA_PATH", "CC", "TORCH_EXTENSIONS_DIR", "CUDA_HOME",
+            "CUDA_PATH"}
     for key in list(os.environ):
         if key not in keep:
             del os.environ[key]

@@ -43,6 +43,12 @@ class Task:
     # reference with TF32 operands, environment/evaluation/tf32_policy.py); None: not decided yet.
     tf32_admissible: Optional[bool] = None
     init_seeded: bool = False
+    # KernelBench semantics: models run as constructed (training mode: BatchNorm uses batch
+    # statistics). Shipped tasks run in eval mode (none of them has a layer where it matters).
+    train_mode: bool = False
+    # Top-level assignments of the reference re-run after the harness sets a size, so globals
+    # derived from sizes (bias_shape = (out_channels, 1, 1)) follow them (tasks/scaling.py).
+    derived: str = ""
     folder: Optional[Path] = None
     solutions: dict[str, tuple[Path, ...]] = field(default_factory=dict)
 
@@ -59,6 +65,13 @@ class Task:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sys.modules.pop(name, None)
+        if self.derived:
+            from environment.tasks.scaling import Derived
+            module.__class__ = Derived
+            module.__dict__["__derived__"] = self.derived
+        if "cuda" in self.reference_code:
+            from environment.tasks.devices import on_host
+            on_host(module)
         return module
 
 

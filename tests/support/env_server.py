@@ -4,12 +4,36 @@ Uses the same launcher as inference.py (``python -m uvicorn app:app``); the serv
 is kept in a log file whose tail is shown when it fails to start.
 
 >>> from tests.support.env_server import env_server  # a module-scoped pytest fixture: the base URL
+>>> with started_server(KERNEL_ENV_MONITOR="1") as server: ...  # extra variables for the child
 """
 from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
 from inference import LocalServer
+
+
+@contextmanager
+def started_server(start_timeout_s: float = 180.0, **env: str) -> Iterator[LocalServer]:
+    """A LocalServer whose child sees ``env`` in its environment (this process's is left as it was)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        server = LocalServer(start_timeout_s=start_timeout_s).start()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -7,33 +7,20 @@ the child differs.
 """
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from typing import Iterator
 
 import pytest
 
 from inference import LocalServer
+from tests.support.env_server import started_server
 
 
 @contextmanager
 def playground_server(start_timeout_s: float = 240.0, **env: str) -> Iterator[LocalServer]:
     """A LocalServer started with ENABLE_WEB_INTERFACE=true (plus ``env``) in its environment."""
-    extra = {"ENABLE_WEB_INTERFACE": "true", **env}
-    saved = {k: os.environ.get(k) for k in extra}
-    os.environ.update(extra)
-    try:
-        server = LocalServer(start_timeout_s=start_timeout_s).start()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    try:
+    with started_server(start_timeout_s, **{"ENABLE_WEB_INTERFACE": "true", **env}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from environment.evaluation.modeled.precision import torch_dot_precision
 aten = torch.ops.aten
 
 # CPU kernels of ops whose GPU counterpart has a formula in the registry.
-_CPU_FLOPS = {
+CPU_FLOPS = {
     aten._scaled_dot_product_flash_attention_for_cpu: flop_registry[aten._scaled_dot_product_flash_attention],
 }
 
@@ -46,7 +46,7 @@ def aten_record(func, args, kwargs, out) -> tuple[dict, np.ndarray, np.ndarray]:
     inputs, outputs = _tensors((args, kwargs)), _tensors(out)
     reads, writes = _sectors(inputs), _sectors(outputs)
     flops = {}
-    formula = _CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
+    formula = CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
     if formula is not None and inputs:
         flops[torch_dot_precision(inputs[0].dtype)] = float(formula(*args, **kwargs, out_val=out))
     moved = int(reads.size + writes.size) * SECTOR

@@ -89,8 +89,11 @@ class _NativeProxy:
 
 def _after(cls, name, charge, always: bool = False):
     """Wrap cls.name so that charge(sink, result, *args) runs after it while counting (with
-    always=True inside a reduction's combine function too)."""
-    original = getattr(cls, name)
+    always=True inside a reduction's combine function too). A method this Triton lacks (create_dot_scaled
+    before 3.7) is skipped: nothing can call it."""
+    original = getattr(cls, name, None)
+    if original is None:
+        return
 
     @functools.wraps(original)
     def hooked(self, *args, **kwargs):

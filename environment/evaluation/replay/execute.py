@@ -77,8 +77,10 @@ _DATA_MOVEMENT = {
 
 def has_cost_model(op) -> bool:
     from torch.utils.flop_counter import flop_registry
+    from environment.evaluation.modeled.torch_counting import CPU_FLOPS
     packet = op.overloadpacket
-    if packet in flop_registry or torch.Tag.pointwise in op.tags or torch.Tag.reduction in op.tags:
+    if packet in flop_registry or packet in CPU_FLOPS or torch.Tag.pointwise in op.tags \
+            or torch.Tag.reduction in op.tags:
         return True
     return op.name().split("::", 1)[-1].split(".")[0] in _DATA_MOVEMENT
 

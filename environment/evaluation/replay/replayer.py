@@ -36,8 +36,9 @@ def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
         early = {"seccomp": sandbox.apply_seccomp(allow_threads=False)}
     except Exception as exc:  # the host refuses it: reported as degraded like any child's
         early = {"seccomp": False, "seccomp_error": f"{type(exc).__name__}: {exc}"}
-    triton_hooks.install()
-    gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
+    if os.environ.get("TRITON_INTERPRET") == "1":  # CPU hosts (the pool sets it); a CUDA host never replays
+        triton_hooks.install()
+        gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
     _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
 

@@ -1,0 +1,141 @@
+"""How the modeled H100 speedups rank against speedups measured on an H100 (issue 15).
+
+Reads the measured medians (bench/data/h100_measured.json, made from bench/gpu_rank.py's output on a
+CUDA host with --summarise), computes the modeled speedup of the same programs on this CPU host with
+the harness, and prints a Markdown table, Spearman's rank correlation overall and per difficulty, and
+the worst disagreements.
+
+    PYTHONPATH=. python bench/rank_report.py                      # modeled now vs the stored H100 data
+    PYTHONPATH=. python bench/rank_report.py --summarise direct.jsonl [more.jsonl] > bench/data/h100_measured.json
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import os
+import statistics
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data" / "h100_measured.json"
+
+
+def summarise(paths: list[str]) -> dict:
+    """Median and coefficient of variation per program from gpu_rank.py's JSON lines (direct mode)."""
+    groups: dict[tuple[str, str], list[dict]] = collections.defaultdict(list)
+    for path in paths:
+        for line in open(path):
+            rec = json.loads(line)
+            if "failed" not in rec:
+                groups[(rec["task"], rec["program"])].append(rec)
+    programs = []
+    for (task, program), recs in sorted(groups.items()):
+        def cv(xs):
+            return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 else 0.0
+        cand = [r["candidate_ms"] for r in recs]
+        ref = [r["reference_ms"] for r in recs]
+        programs.append({"task": task, "difficulty": recs[0]["difficulty"], "program": program,
+                         "repeats": len(recs), "correct_on_gpu": all(r["ok"] for r in recs),
+                         "reference_ms": statistics.median(ref), "candidate_ms": statistics.median(cand),
+                         "candidate_cv": cv(cand), "reference_cv": cv(ref),
+                         "speedup": statistics.median(r["speedup"] for r in recs),
+                         "speedup_cv": cv([r["speedup"] for r in recs])})
+    return {"device": "NVIDIA H100 80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130, triton 3.6.0)",
+            "method": "triton.testing.do_bench at the task's largest gpu_shapes: CUDA events, L2 flushed "
+                      "before every call, warmup 25 ms, rep 200 ms, median; reference and candidate "
+                      "alternating; 10 repeats",
+            "programs": programs}
+
+
+def ranks(xs: list[float]) -> list[float]:
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    out = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    sa = math.sqrt(sum((x - ma) ** 2 for x in ra))
+    sb = math.sqrt(sum((y - mb) ** 2 for y in rb))
+    return cov / (sa * sb) if sa and sb else float("nan")
+
+
+def modeled_speedups(programs: list[dict]) -> dict[tuple[str, str], float]:
+    from bench.gpu_rank import reference_as_submission
+    from environment.evaluation.harness import evaluate
+    from environment.tasks import get_task
+    out = {}
+    for p in programs:
+        task = get_task(p["task"])
+        if p["program"] == "reference":
+            source = reference_as_submission(task)
+        else:
+            source = next(s for s in task.solutions["correct"] if s.stem == p["program"]).read_text()
+        result = evaluate(task, source, seed=0)
+        perf = result.performance
+        out[(p["task"], p["program"])] = perf.speedup if perf and perf.speedup_kind == "modeled" else float("nan")
+    return out
+
+
+def report(data: dict) -> None:
+    programs = data["programs"]
+    modeled = modeled_speedups(programs)
+    rows = [(p, modeled[(p["task"], p["program"])]) for p in programs]
+    print(f"Measured on: {data['device']}. {data['method']}.\n")
+    print("| task | difficulty | program | H100 reference ms | H100 candidate ms | CV | measured speedup | "
+          "modeled speedup | modeled ÷ measured |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for p, m in rows:
+        print(f"| {p['task']} | {p['difficulty']} | {p['program']} | {p['reference_ms']:.4g} | {p['candidate_ms']:.4g} "
+              f"| {p['candidate_cv'] * 100:.2f}% | {p['speedup']:.3g}x | {m:.3g}x | {m / p['speedup']:.2f} |")
+    ok = [(p, m) for p, m in rows if not math.isnan(m)]
+    print(f"\nMax CV of a median over {programs[0]['repeats']} repeats: "
+          f"{max(p['candidate_cv'] for p in programs) * 100:.2f}% (candidate), "
+          f"{max(p['reference_cv'] for p in programs) * 100:.2f}% (reference).\n")
+    print("| scope | programs | Spearman (modeled vs measured speedup) |")
+    print("|---|---|---|")
+    print(f"| all | {len(ok)} | {spearman([p['speedup'] for p, _ in ok], [m for _, m in ok]):.3f} |")
+    for level in ("easy", "medium", "hard"):
+        sub = [(p, m) for p, m in ok if p["difficulty"] == level]
+        if len(sub) > 2:
+            print(f"| {level} | {len(sub)} | {spearman([p['speedup'] for p, _ in sub], [m for _, m in sub]):.3f} |")
+    within = collections.defaultdict(list)
+    for p, m in ok:
+        within[p["task"]].append((p, m))
+    agree = sum(1 for group in within.values() for i, (a, ma) in enumerate(group) for b, mb in group[i + 1:]
+                if (a["speedup"] - b["speedup"]) * (ma - mb) > 0)
+    pairs = sum(len(g) * (len(g) - 1) // 2 for g in within.values())
+    print(f"\nPairs of programs of the same task ordered alike by the model and the H100: {agree} of {pairs}.\n")
+    print("Worst disagreements (modeled ÷ measured, furthest from 1):\n")
+    for p, m in sorted(ok, key=lambda r: -abs(math.log(r[1] / r[0]["speedup"])))[:6]:
+        print(f"- {p['task']}/{p['program']}: modeled {m:.3g}x, measured {p['speedup']:.3g}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--summarise", nargs="+", help="gpu_rank.py direct-mode JSON lines to summarise")
+    args = ap.parse_args()
+    if args.summarise:
+        json.dump(summarise(args.summarise), sys.stdout, indent=1)
+        print()
+        return
+    report(json.loads(DATA.read_text()))
+
+
+if __name__ == "__main__":
+    main()
