@@ -51,6 +51,27 @@ class ServerConfig:
     port: int = field(default_factory=lambda: _int("PORT", 8000))
 
 
+@dataclass(frozen=True)
+class RayConfig:
+    """The Ray evaluation backend (``pip install .[ray]``): on when KERNEL_ENV_RAY_ADDRESS is set."""
+
+    address: str = field(default_factory=lambda: os.environ.get("KERNEL_ENV_RAY_ADDRESS", ""))
+    cpu_actors: int = field(default_factory=lambda: _int("KERNEL_ENV_RAY_CPU_ACTORS", 2))   # modeled evaluations
+    gpu_actors: int = field(default_factory=lambda: _int("KERNEL_ENV_RAY_GPU_ACTORS", 0))   # measured CUDA, num_gpus=1
+    workers_per_actor: int = field(default_factory=lambda: _int("KERNEL_ENV_RAY_WORKERS_PER_ACTOR", 1))
+    actor_cpus: float = field(default_factory=lambda: _float("KERNEL_ENV_RAY_ACTOR_CPUS", 1.0))
+    namespace: str = field(default_factory=lambda: os.environ.get("KERNEL_ENV_RAY_NAMESPACE", "kernel_env"))
+    call_slack_s: float = field(default_factory=lambda: _float("KERNEL_ENV_RAY_CALL_SLACK_S", 60.0))
+
+    @property
+    def backend(self) -> str:
+        """The backend this server's episodes use: KERNEL_ENV_RAY_BACKEND, else cuda when GPU actors exist."""
+        forced = os.environ.get("KERNEL_ENV_RAY_BACKEND", "").lower()
+        if forced in ("cpu", "cuda"):
+            return forced
+        return "cuda" if self.gpu_actors > 0 else "cpu"
+
+
 def harness_config() -> HarnessConfig:
     return HarnessConfig(
         trials=_int("KERNEL_ENV_TRIALS", 5),

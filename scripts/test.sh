@@ -20,8 +20,9 @@ python3 -m venv .venv
 pip install -q --upgrade pip
 pip install -q "torch==2.13.0"
 pip install -q -r requirements.txt -r requirements-test.txt
-# the project itself, with the trl extra (the GRPO test); torch stays pinned
-pip install -q -e ".[trl]" "torch==2.13.0"
+# the project itself, with the trl extra (the GRPO test) and the ray extra (the Ray backend tests on a
+# local multi-node cluster); torch stays pinned
+pip install -q -e ".[trl,ray]" "torch==2.13.0"
 
 # The older openenv-core CLI ("openenv validate" structure check) lives in its own venv:
 # both distributions install the same `openenv` module and must never share one.

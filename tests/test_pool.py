@@ -80,3 +80,12 @@ def test_a_zygote_that_died_while_idle_is_replaced_transparently():
         assert pool._idle and pool._idle[0] is not zygote
     finally:
         pool.close()
+
+
+def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
+    from environment.config import detect_backend
+    from environment.evaluation.dispatch import backend_kind, make_backend
+    monkeypatch.delenv("KERNEL_ENV_RAY_ADDRESS", raising=False)
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if the extra were not installed
+    backend = make_backend(1)
+    assert isinstance(backend, EvaluatorPool) and backend_kind() == detect_backend()

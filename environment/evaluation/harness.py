@@ -10,10 +10,11 @@ import os
 import threading
 from typing import Optional
 
-from environment.config import HarnessConfig, ServerConfig, detect_backend, harness_config
+from environment.config import HarnessConfig, ServerConfig, harness_config
 from environment.evaluation.backends import unsupported_here
+from environment.evaluation.dispatch import EvaluationBackend, backend_kind, make_backend
 from environment.evaluation.inputs import seed_plan
-from environment.evaluation.pool import EvaluatorPool, config_payload, task_payload
+from environment.evaluation.pool import config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult
 from environment.evaluation.static_checks import check_source
 from environment.evaluation.tf32_policy import with_tf32_decision
@@ -21,22 +22,22 @@ from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
 _SECRET = os.environ.get("KERNEL_ENV_SECRET", "").encode() or os.urandom(32)
-_pool: Optional[EvaluatorPool] = None
+_pool: Optional[EvaluationBackend] = None  # the local pool, or Ray with KERNEL_ENV_RAY_ADDRESS
 log = logging.getLogger("kernel_env.harness")
 _pool_lock = threading.Lock()
 
 
-def pool() -> EvaluatorPool:
+def pool() -> EvaluationBackend:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = EvaluatorPool(ServerConfig().workers)
+            _pool = make_backend(ServerConfig().workers)
         return _pool
 
 
 def backend() -> str:
     """cpu or cuda, without waiting for a worker (reset must answer at once)."""
-    return detect_backend()
+    return backend_kind()
 
 
 def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *, seed: int = 0,
@@ -62,7 +63,8 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
                "static": static.model_dump(mode="json"), "backend": be}
     response = pool().run(request, session, config.total_timeout_s)
     if response.get("kind") == "result":
-        result = EvalResult.model_validate(response["result"])
+        body = response["result"]  # with the backend's notes (a retry after a lost worker) added
+        result = EvalResult.model_validate(dict(body, notes=list(body.get("notes", [])) + response.get("notes", [])))
     elif response.get("kind") == "timeout":  # per-command deadlines bound the children: the submission was slow
         reason = response.get("error", "the evaluation ran out of time")
         from environment.evaluation import flags as F

@@ -1,18 +1,14 @@
-"""Server side of the harness: a few warm zygote processes and a fair queue in front of them.
-
-With 2 cores, 1-2 evaluations run at once; waiting requests are served session by session
-(the session with the fewest evaluations served goes next), so one busy trainer cannot starve a
-person clicking Submit.
+"""The local evaluation backend (the default): a few warm zygote processes and a fair queue
+(fair.py) in front of them. With 2 cores, 1-2 evaluations run at once. The Ray backend
+(ray_backend.py) runs one of these pools inside every actor.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import secrets
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -22,8 +18,10 @@ import torch
 
 from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
 from environment.evaluation import frames
+from environment.evaluation.fair import FairQueue
 
 ROOT = Path(__file__).resolve().parents[2]
+_START = "start a zygote"  # what _take grants when a new zygote may be started
 
 
 def child_environment() -> dict[str, str]:
@@ -70,12 +68,11 @@ class Zygote:
 class EvaluatorPool:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
-        self._lock = threading.Condition()
+        self._queue = FairQueue()
+        self._lock = self._queue.lock
+        self._waiting = self._queue.waiting
         self._idle: list[Zygote] = []
         self._started = 0
-        self._served: dict[str, int] = {}
-        self._waiting: list[tuple[int, str]] = []
-        self._tickets = itertools.count()
         self.info: Optional[dict[str, Any]] = None
 
     def _zygote(self) -> Zygote:
@@ -91,24 +88,23 @@ class EvaluatorPool:
                 self._started += 1
         return dict(self.info, workers=self.workers)
 
+    def _take(self) -> Optional[Zygote | str]:
+        """Under the queue's lock: an idle live zygote, _START when one may be started, else None."""
+        while self._idle:
+            z = self._idle.pop()
+            if z.alive():
+                return z
+            z.close()  # died while idle (killed, OOM): replace it
+            self._started -= 1
+        if self._started < self.workers:
+            self._started += 1
+            return _START
+        return None
+
     def _acquire(self, session: str) -> Zygote:
-        ticket = next(self._tickets)
-        with self._lock:
-            self._waiting.append((ticket, session))
-            while True:
-                mine_next = min(self._waiting, key=lambda w: (self._served.get(w[1], 0), w[0]))[0] == ticket
-                if mine_next and (self._idle or self._started < self.workers):
-                    self._waiting.remove((ticket, session))
-                    self._served[session] = self._served.get(session, 0) + 1
-                    while self._idle:
-                        z = self._idle.pop()
-                        if z.alive():
-                            return z
-                        z.close()  # died while idle (killed, OOM): replace it below
-                        self._started -= 1
-                    self._started += 1
-                    break
-                self._lock.wait()
+        got = self._queue.acquire(session, self._take)
+        if got is not _START:
+            return got
         try:
             return self._zygote()
         except BaseException:

@@ -154,6 +154,8 @@ class EvalResult(_Record):
     wall_s: float = Field(0.0, description="Wall time of the whole evaluation.")
     compute_s: float = Field(0.0, description="Time spent inside candidate and reference forward calls (child clocks).")
     stage_s: dict[str, float] = Field(default_factory=dict, description="Wall time of each harness stage (seconds).")
+    notes: list[str] = Field(default_factory=list, description="What the environment did on the way, e.g. the one "
+                                                          "retry after an evaluation worker was lost.")
 
     @model_validator(mode="before")
     @classmethod
