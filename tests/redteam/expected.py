@@ -171,6 +171,6 @@ EXPECTED: dict[str, Expect] = {
     "a87_result_frame_overflow_selfcheck.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
     "a88_compile_error_says_permissionerror.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile",
                                                         correct=True),
-    "a102_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
+    "a150_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
 }
