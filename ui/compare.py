@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from environment.trajectory import EpisodeRecord
-from ui.players import ModelSettings, model_turn
-from ui.render import score_text
+from ui.players import ModelSettings, PlayerFailure, model_turn
+from ui.verdict import verdict_of
 from ui.session import PlayError, Session
 
 YOU = "You (your latest Play episode on this task and seed)"
@@ -45,8 +45,9 @@ def run(session: Session, task_id: str, seed: int, max_turns: int, sides: tuple[
             if handle is None or handle.done:
                 continue
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} is playing…"
-            step = model_turn(handle, settings[i], token)
-            note = score_text(step.reward) if step.code is not None else f"no code ({step.error})"
+            turn = model_turn(handle, settings[i], token)  # a reply without code uses no turn of the episode
+            note = (f"no usable code ({turn.error}); no turn used" if isinstance(turn, PlayerFailure)
+                    else verdict_of(turn).title)
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} played, {note}."
         if all(h is None or h.done for h in handles):
             break
