@@ -38,8 +38,8 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Play", id="play", elem_id="tab-play"):
                 play = PlayTab(first)
-            with gr.Tab("Runs", id="runs", elem_id="tab-runs"):
-                runs = RunsTab()
+            with gr.Tab("Runs", id="runs", elem_id="tab-runs") as runs_tab:
+                runs = RunsTab(runs_tab)
             with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
                 compare_tab.build(play)
             with gr.Tab("Attacks", id="attacks", elem_id="tab-attacks"):

@@ -129,6 +129,8 @@ class Inspector:
             self.log = gr.Textbox(show_label=False, lines=6, max_lines=20, interactive=False, elem_id=f"{prefix}-log")
         with gr.Accordion("Code of this step", open=False):
             self.code = gr.Code(language="python", interactive=False, elem_id=f"{prefix}-code")
+        with gr.Accordion("Diff from the previous step", open=False):
+            self.diff = gr.Code(language=None, interactive=False, elem_id=f"{prefix}-diff")
         with gr.Accordion("Model prompt and raw reply", open=False):
             self.prompt = gr.Textbox(label="Prompt the model saw", lines=8, max_lines=30, interactive=False,
                                      elem_id=f"{prefix}-prompt")
@@ -140,13 +142,13 @@ class Inspector:
     @property
     def components(self) -> list:
         return [self.header, self.badges, self.timing, self.breakdown, self.flags, self.feedback, self.mismatch_md,
-                self.mismatch, self.log, self.code, self.prompt, self.reply, self.json]
+                self.mismatch, self.log, self.code, self.diff, self.prompt, self.reply, self.json]
 
     def values(self, record: Optional[EpisodeRecord], step: Optional[StepRecord]) -> dict:
         vals = [R.step_header(step, record), R.badges_html(step), R.timing_chart_html(step),
                 R.breakdown_chart_html(step), R.flags_html(step) if step else "", R.feedback_text(step),
                 R.mismatch_summary(step), R.mismatch_frame(step), R.log_text(step), step.code if step and step.code
-                else "", R.prompt_text(step) if step else "", R.reply_text(step) if step else "",
+                else "", R.step_diff(record, step), R.prompt_text(step) if step else "", R.reply_text(step) if step else "",
                 R.observation_json(step)]
         return dict(zip(self.components, vals))
 

@@ -428,6 +428,31 @@ def winner_html(a: tuple[str, Optional[EpisodeRecord]], b: tuple[str, Optional[E
     return f'<div class="kp-winner" data-winner="{esc(winner)}">{esc(text)}</div>'
 
 
+def ranking_html(ranked: Sequence[tuple[str, EpisodeRecord]]) -> str:
+    """Players ranked by best score, then by fewer steps to reach it; the first is the winner."""
+    from ui.compare import steps_to_best
+    if not ranked:
+        return '<div class="kp-winner kp-muted">No result yet.</div>'
+    top = ranked[0]
+    tie = len(ranked) > 1 and (ranked[1][1].score, steps_to_best(ranked[1][1])) == (top[1].score,
+                                                                                   steps_to_best(top[1]))
+    lines = "".join(f"<li>{esc(n)}: best {num(r.score)} at step {steps_to_best(r)}</li>" for n, r in ranked)
+    head = "Tie at the top" if tie else f"Winner {top[0]}"
+    return (f'<div class="kp-winner" data-winner="{"tie" if tie else esc(top[0])}">{esc(head)}'
+            f'<ol class="kp-ranking">{lines}</ol></div>')
+
+
+def step_diff(record: Optional[EpisodeRecord], step: Optional[StepRecord]) -> str:
+    """The step's code against the previous step's code (a unified diff)."""
+    if record is None or step is None or not step.code:
+        return ""
+    before = next((s.code for s in reversed(record.steps) if s.step < step.step and s.code), None)
+    if before is None:
+        return "(the first submission: nothing to compare with)"
+    from ui.compare import code_diff
+    return code_diff(before, step.code, "previous step", f"step {step.step}") or "(same code as the previous step)"
+
+
 def status_html(message: str, kind: str = "info") -> str:
     """A one-line notice in the page: info, ok, busy or error."""
     return f'<div class="kp-status kp-status-{kind}" data-kind="{kind}">{esc(message)}</div>'

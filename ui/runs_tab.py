@@ -28,7 +28,8 @@ def episode_link(episode_id: str) -> str:
 
 
 class RunsTab:
-    def __init__(self):
+    def __init__(self, tab: Any):
+        self.tab = tab  # the list refreshes whenever the tab is opened
         gr.Markdown("Every episode this browser played (by hand or by a model) is kept on this server, step by "
                     "step: reload or close the page and nothing is lost. Click a run to reopen it, read-only; its "
                     "link opens the same view in any browser. Tokens are never stored.")
@@ -96,6 +97,7 @@ class RunsTab:
             return view.row_step(getattr(SESSIONS.get(request), "opened", None), evt)
 
         self.refresh_btn.click(on_refresh, None, self.outputs, api_name="runs_refresh")
+        self.tab.select(on_refresh, None, self.outputs, show_progress="hidden")
         self.table.select(on_open, None, self.outputs, api_name="runs_open")
         view.step_pick.input(on_pick, [view.step_pick], self.outputs, api_name="runs_step")
         view.timeline.select(on_row, None, self.outputs)

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from environment.trajectory import EpisodeRecord, export_rows
 
@@ -154,9 +154,14 @@ class EpisodeStore:
                                     "ORDER BY created_at, updated_at", (browser_id,)).fetchall()
         return [EpisodeRecord.model_validate_json(r[0]) for r in rows]
 
-    def latest(self, browser_id: str, ids: Sequence[str] = ()) -> Optional[EpisodeRecord]:
-        runs = self.runs(browser_id)
-        return self.get(runs[0].episode_id) if runs else None
+    def task_records(self, task_id: str, seed: Optional[int] = None, limit: int = 500) -> list[EpisodeRecord]:
+        """The newest stored episodes of a task (every browser), for the leaderboard."""
+        query, args = "SELECT record FROM episodes WHERE task_id=? AND steps > 0", [task_id]
+        if seed is not None:
+            query, args = query + " AND seed=?", args + [seed]
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY updated_at DESC LIMIT ?", (*args, limit)).fetchall()
+        return [EpisodeRecord.model_validate_json(r[0]) for r in rows]
 
 
 def _is_hack(flag: str) -> bool:

@@ -49,6 +49,16 @@ def open_page(browser, server, width: str = "1440", theme: str = "light", query:
     return pg
 
 
+def view_shot(pg, name: str, selector: str = "") -> None:
+    """What the visitor sees (the viewport, or one element), for the README's curated screenshots."""
+    from tests.ui.test_playground_browser import SHOTS
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    if selector:
+        pg.locator(selector).first.screenshot(path=str(SHOTS / f"{name}.png"))
+    else:
+        pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
 def verdict(pg, prefix: str = "play") -> str:
     return pg.get_attribute(f"#{prefix}-badges .kp-badges", "data-verdict")
 
@@ -85,6 +95,8 @@ def test_hack_wrong_and_correct_each_get_one_verdict_everywhere(browser, server,
     assert "hack: try_except_fallback" in timeline_rows(pg)[0]
     assert "did not load" not in pg.inner_text("#play-badges")
     shot(pg, f"verdict-hack-{theme}-{width}")
+    pg.locator("#play-step-header").scroll_into_view_if_needed()
+    view_shot(pg, f"view-hack-{theme}-{width}")
     # Wrong: amber; then correct: green with the speedup.
     play_example(pg, "wrong: tanh_approx", 2)
     assert verdict(pg) == "wrong" and pg.get_attribute("#play-status .kp-status", "data-kind") == "warn"
@@ -116,9 +128,16 @@ def test_call_to_action_is_above_the_fold_at_1440x900(browser, server):
     pg.click("#demo-btn")
     wait_step(pg, 1)
     assert verdict(pg) == "correct"
+    if pg.get_attribute("#play-timing-chart .kp-chart", "data-kind") == "modeled":  # CPU host: why this speedup
+        why = pg.inner_text("#play-timing-chart .kp-why .kp-chart-title")
+        assert re.match(r"Why this speedup: (launch|memory|compute|occupancy)-bound: ", why), why
+        assert pg.locator("#play-timing-chart .kp-why circle").count() >= 2  # reference and yours, per launch
     pg.wait_for_function("() => { const r = document.querySelector('#play-badges').getBoundingClientRect();"
                          " return r.top >= 0 && r.top < window.innerHeight; }", timeout=30_000)
     shot(pg, "demo-verdict-in-view")
+    view_shot(pg, "view-demo-light-1440")
+    if pg.locator("#play-timing-chart .kp-why").count():
+        view_shot(pg, "view-why-light", "#play-timing-chart .kp-why")
     pg.context.close()
 
 
@@ -148,13 +167,14 @@ def test_an_episode_link_opens_read_only_in_another_browser(browser, server):
     wait_status(pg, "Reopened gelu_bias", "runs-status")
     link = pg.input_value("#runs-link input, #runs-link textarea")
     assert re.fullmatch(r"\?episode=[0-9a-f]{32}", link)
-    other = open_page(browser, server, query=link[1:])  # a fresh context: no localStorage, another browser
+    other = open_page(browser, server, theme="dark", query=link[1:])  # a fresh context: another browser
     wait_status(other, "Shared episode", "runs-status")
     assert "read-only (shared link)" in other.inner_text("#runs-summary")
     assert len(timeline_rows(other, "runs-timeline")) == 1 and verdict(other, "runs") == "correct"
     assert timeline_rows(other, "runs-table") == []  # the other browser's own runs: none
     assert timeline_rows(other) == []  # and nothing of the first browser in its Play tab
     shot(other, "episode-link")
+    view_shot(other, "view-episode-link-dark")
     for p in (pg, other):
         p.context.close()
 
@@ -218,3 +238,34 @@ def test_attack_gallery_lists_every_attack_and_loads_one_into_play(browser, serv
     assert pg.locator("#sandbox-panel li[data-layer='seccomp']").count() == 1
     shot(pg, "attacks")
     pg.context.close()
+
+
+def test_compare_three_players_ranks_them_diffs_their_code_and_fills_the_leaderboard(browser, server):
+    with OpenAIStub(timeout_s=30) as stub:
+        pg = open_page(browser, server)
+        play_example(pg, "wrong: tanh_approx", 1)
+        play_example(pg, "correct: torch_two_ops", 2)
+        type_value(pg, "base-url", stub.base_url)
+        type_value(pg, "token", TOKEN)
+        type_value(pg, "max-turns", "2")
+        pg.get_by_role("tab", name="Compare").click()
+        type_value(pg, "compare-b", "policy/correct")
+        type_value(pg, "compare-c", "policy/broken")
+        pg.click("#compare-run-btn")
+        wait_status(pg, "Comparison finished", "compare-status")
+        assert pg.locator("#compare-plot polyline").count() == 3
+        ranking = pg.inner_text("#compare-winner")
+        assert pg.get_attribute("#compare-winner .kp-winner", "data-winner") == "B: policy/correct", ranking
+        assert ranking.index("B: policy/correct") < ranking.index("C: policy/broken")
+        assert "Wrong on purpose" in pg.inner_text("#compare-code-c")
+        pg.get_by_text("Diff of the best code").click()
+        assert "+++ C: policy/broken" in pg.inner_text("#compare-diff")
+        board = timeline_rows(pg, "compare-leaderboard")
+        assert any("policy/correct" in r for r in board) and any("person" in r for r in board)
+        assert [r.split("\n")[0] for r in board][:3] == ["1", "2", "3"]
+        shot(pg, "compare-three")
+        # Step diffs: the second Play step against the first.
+        pg.get_by_role("tab", name="Play", exact=True).click()
+        pg.get_by_text("Diff from the previous step").click()
+        assert "--- previous step" in pg.inner_text("#play-diff")
+        pg.context.close()

@@ -343,3 +343,19 @@ def test_why_this_speedup_names_the_bound_of_each_launch_and_a_plain_verdict():
                                      modeled_candidate=big))
     assert "memory-bound: 64.0 MiB moved at up to 3.35 TB/s" in mem
     assert why_html(PerformanceResult(speedup=2.0, speedup_kind="measured_cuda")) == ""
+
+
+def test_step_diffs_ranking_and_leaderboard():
+    from ui import compare as cmp
+    a, b = step(1), step(2, reward=0.9)
+    b = b.model_copy(update={"code": "class ModelNew: pass\n# faster\n"})
+    record = EpisodeRecord(task_id="gelu_bias", seed=1, player="human", max_turns=3, steps=[a, b])
+    record.refresh()
+    assert "+# faster" in R.step_diff(record, b) and "first submission" in R.step_diff(record, a)
+    model = EpisodeRecord(task_id="gelu_bias", seed=1, player="model", model="m/x", max_turns=3, steps=[step(1)])
+    model.refresh()
+    html = R.ranking_html(cmp.ranking([("A: you", record), ("B: m/x", model)]))
+    assert 'data-winner="A: you"' in html and "best 0.900 at step 2" in html
+    board = cmp.leaderboard([record, model, model])
+    assert board["player"].tolist() == ["person", "m/x"] and board["episodes"].tolist() == [1, 2]
+    assert board["steps to best"].tolist() == [2, 1]
