@@ -17,7 +17,7 @@ from environment.tasks import get_task
 from ui import compare_tab, export_tab, gallery_tab, replay_tab
 from ui.common import (DEFAULT_TASK, SESSIONS, checked_seed, default_example, example_choices,  # noqa: F401
                        example_code)
-from ui.play_tab import PlayTab
+from ui.play_tab import FOLLOW_VERDICTS, PlayTab
 from ui.runs_tab import RunsTab
 from ui.store import store, valid_id
 from ui.style import HEADER
@@ -73,6 +73,7 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
         demo.load(on_page_load, [browser], [browser, tabs] + play.restore_outputs + runs.outputs, api_name="page_load",
                   show_progress="hidden").then(
             on_follow, None, play.outputs, show_progress="hidden", concurrency_limit=CONCURRENCY)
+        demo.load(None, None, None, js=FOLLOW_VERDICTS)
         demo.unload(_drop_session)
     demo.queue(default_concurrency_limit=CONCURRENCY)
     return demo

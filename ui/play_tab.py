@@ -20,14 +20,24 @@ from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, resolve_token
 from ui.session import PlayError, busy
 
 
-# After a step the verdict is what matters: bring it into view (it sits right of, or below, the editor).
-SCROLL_TO_VERDICT = "() => document.querySelector('#play-badges')?.scrollIntoView({block: 'center'})"
+# After a step the verdict is what matters: whenever a new step lands in Play (a submission, a model
+# step, the tour), bring its verdict into view. Installed once per page load.
+FOLLOW_VERDICTS = """() => {
+  if (window.kpFollow) return; window.kpFollow = true; let last = null;
+  new MutationObserver(() => {
+    const b = document.querySelector('#play-badges .kp-badges[data-step]');
+    const key = b && (b.dataset.step + '/' + b.dataset.envMs);
+    if (b && key !== last) { last = key; b.scrollIntoView({block: 'center'}); }
+  }).observe(document.body, {subtree: true, childList: true});
+}"""
+TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
 
 
 class PlayTab:
     def __init__(self, first: Any):
         with gr.Row(equal_height=True, elem_id="play-controls"):
             self.demo_btn = gr.Button("▶ Run demo solution", variant="primary", scale=2, elem_id="demo-btn")
+            self.tour_btn = gr.Button("3-minute tour", variant="primary", scale=2, elem_id="tour-btn")
             self.task = gr.Dropdown(task_choices(), value=first.id, label="Task", scale=4, elem_id="task")
             self.seed = gr.Number(0, label="Seed", precision=0, scale=1, min_width=90, elem_id="seed")
             self.turns = gr.Slider(1, 10, value=3, step=1, label="Max turns", scale=2, elem_id="max-turns")
@@ -244,13 +254,46 @@ class PlayTab:
         def on_row(evt: gr.SelectData, request: gr.Request):
             return view.row_step(SESSIONS.get(request).slot("play").record, evt)
 
+        @guarded(status)
+        def on_tour(task_id, seed_value, _turns, model_id, url, tok, temp, max_tok, request: gr.Request):
+            """Correct, wrong, a hack, then the model: one episode of four turns on a graded task."""
+            task_id, s = checked_task(task_id), checked_seed(seed_value)
+            if not get_task(task_id).graded:
+                task_id = "gelu_bias"
+            settings = ModelSettings.checked(model_id, url, temp, max_tok)
+            session = SESSIONS.get(request)
+            if session.running:
+                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
+            keys = [v for _, v in example_choices(task_id)]
+            picks = [(next((k for k in keys if k.startswith(prefix)), None), what) for prefix, what in TOUR]
+            with busy(session):
+                handle = session.slot("play")
+                handle.reset(task_id, s, len(picks) + 1, player="human")
+                session.started(handle.record)
+            for i, (key, what) in enumerate(picks, 1):
+                if key is None:
+                    continue
+                code = example_code(task_id, key)
+                yield {status: R.status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
+                       self.task: task_id, self.turns: len(picks) + 1}
+                with busy(session):
+                    from ui.players import human_turn
+                    step = human_turn(handle, code)
+                v = R.verdict_of(step)
+                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
+            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
+            for out in self.follow(session):
+                if self.status in out and not session.running:
+                    out[self.status] = R.status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
+                                                     "that is the tour: now write your own kernel.", session.job.kind)
+                yield out
+
         # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.
         common = dict(concurrency_limit=CONCURRENCY, show_progress_on=[status])
         everything = self.outputs
         episode_in = [self.task, self.seed, self.turns]
         self.new_btn.click(on_new, episode_in, everything, api_name="new_episode", **common)
-        self.submit_btn.click(on_submit, [self.editor] + episode_in, everything, api_name="submit_step",
-                              **common).then(None, None, None, js=SCROLL_TO_VERDICT)
+        self.submit_btn.click(on_submit, [self.editor] + episode_in, everything, api_name="submit_step", **common)
         self.finish_btn.click(on_finish, [self.editor] + episode_in, everything, api_name="submit_and_finish",
                               **common)
         self.model_btn.click(on_model_step, self.model_inputs, everything, api_name="model_step", **common)
@@ -260,7 +303,8 @@ class PlayTab:
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
                             show_progress_on=[status])
         self.demo_btn.click(on_load_example, [self.task, self.example], everything, show_progress_on=[status]).then(
-            on_submit, [self.editor] + episode_in, everything, **common).then(None, None, None, js=SCROLL_TO_VERDICT)
+            on_submit, [self.editor] + episode_in, everything, **common)
+        self.tour_btn.click(on_tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
                              show_progress_on=[status])
         view.timeline.select(on_row, None, everything, show_progress_on=[status])

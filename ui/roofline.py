@@ -65,9 +65,12 @@ def verdict_text(reference: Optional[ModeledCost], candidate: ModeledCost, spec:
 def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: dict) -> str:
     """Log-log roofline: x arithmetic intensity (FLOP/byte), y FLOP/s achieved; one dot per launch."""
     hbm, peak = spec["hbm_bytes_per_s"], spec["peak"]["fp32"]
-    points = []
+    points, unplotted = [], 0
     for who, cost, color in (("reference", reference, "#8c8c8c"), ("yours", candidate, "#2f7ed8")):
         for l in (cost.launches if cost else []):
+            if _flops(l) <= 0:  # no FLOPs counted (a copy, or work the counter charges as bytes only)
+                unplotted += 1
+                continue
             ai = _flops(l) / max(l.bytes_unique, 1)
             rate = _flops(l) / (l.time_us * 1e-6) if l.time_us > 0 else 0.0
             points.append((who, l, max(ai, 1e-3), max(rate, 1e6), color))
@@ -100,6 +103,9 @@ def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: di
         parts.append(f'<circle cx="{px(ai):.1f}" cy="{py(rate):.1f}" r="6" fill="{color}" data-launch="'
                      f'{html.escape(l.name, quote=True)}" data-bound="{l.bound}"><title>{who}: '
                      f'{html.escape(l.name)}, {num(l.time_us)} µs, {l.bound}-bound</title></circle>')
+    if unplotted:
+        parts.append(f'<text x="{L + 8}" y="{H - B - 8}" class="kp-svg-muted">{unplotted} launch(es) with no '
+                     'FLOPs counted: not plotted (see the table)</text>')
     return (f'<svg class="kp-svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
             f'aria-label="roofline">{"".join(parts)}</svg>')
 

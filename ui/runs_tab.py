@@ -75,6 +75,10 @@ class RunsTab:
             return {self.table: frame, status: R.status_html(f"{len(frame)} stored episode(s).", "info")}
 
         @guarded(status)
+        def on_select(request: gr.Request):  # the list only: the status may be a shared link's
+            return {self.table: runs_frame(SESSIONS.get(request).browser_id)}
+
+        @guarded(status)
         def on_open(evt: gr.SelectData, request: gr.Request):
             session = SESSIONS.get(request)
             frame = runs_frame(session.browser_id)
@@ -97,7 +101,7 @@ class RunsTab:
             return view.row_step(getattr(SESSIONS.get(request), "opened", None), evt)
 
         self.refresh_btn.click(on_refresh, None, self.outputs, api_name="runs_refresh")
-        self.tab.select(on_refresh, None, self.outputs, show_progress="hidden")
+        self.tab.select(on_select, None, self.outputs, show_progress="hidden")
         self.table.select(on_open, None, self.outputs, api_name="runs_open")
         view.step_pick.input(on_pick, [view.step_pick], self.outputs, api_name="runs_step")
         view.timeline.select(on_row, None, self.outputs)

@@ -92,6 +92,7 @@ HEADER = f"""
   for reward hacks.</p>
   <p class="kp-score">score = compiled 0.10 + trials passed 0.30 + correct 0.10 + speed up to 0.50
   (1x earns 0.25 of it, 4x the full 0.50); any detected hack scores 0.</p>
-  <p>New here? Press <b>Run demo solution</b>: it starts an episode and submits a shipped correct solution.</p>
+  <p>New here? Press <b>▶ Run demo solution</b> (a shipped correct Triton kernel), or take the <b>3-minute
+  tour</b>: a correct kernel, a wrong one, a reward hack caught red-handed, then a model playing.</p>
 </div>
 """

@@ -131,7 +131,8 @@ def test_call_to_action_is_above_the_fold_at_1440x900(browser, server):
     if pg.get_attribute("#play-timing-chart .kp-chart", "data-kind") == "modeled":  # CPU host: why this speedup
         why = pg.inner_text("#play-timing-chart .kp-why .kp-chart-title")
         assert re.match(r"Why this speedup: (launch|memory|compute|occupancy)-bound: ", why), why
-        assert pg.locator("#play-timing-chart .kp-why circle").count() >= 2  # reference and yours, per launch
+        assert pg.locator("#play-timing-chart .kp-why tbody tr").count() >= 2  # reference and yours, per launch
+        assert pg.locator("#play-timing-chart .kp-why circle").count() >= 1
     pg.wait_for_function("() => { const r = document.querySelector('#play-badges').getBoundingClientRect();"
                          " return r.top >= 0 && r.top < window.innerHeight; }", timeout=30_000)
     shot(pg, "demo-verdict-in-view")
@@ -268,4 +269,29 @@ def test_compare_three_players_ranks_them_diffs_their_code_and_fills_the_leaderb
         pg.get_by_role("tab", name="Play", exact=True).click()
         pg.get_by_text("Diff from the previous step").click()
         assert "--- previous step" in pg.inner_text("#play-diff")
+        pg.context.close()
+
+
+def test_the_three_minute_tour_plays_correct_wrong_hack_then_the_model_scrolling_to_each_verdict(browser, server):
+    with OpenAIStub(timeout_s=30) as stub:
+        pg = open_page(browser, server)
+        box = pg.locator("#tour-btn").bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 900  # above the fold at 1440x900
+        type_value(pg, "base-url", stub.base_url)
+        type_value(pg, "model-id", "policy/correct")
+        type_value(pg, "token", TOKEN)
+        pg.evaluate("""() => { window.kpSeen = []; new MutationObserver(() => {
+            const b = document.querySelector('#play-badges .kp-badges[data-step]');
+            if (b && !window.kpSeen.some(s => s[0] === b.dataset.step)) window.kpSeen.push([b.dataset.step, b.dataset.verdict]);
+          }).observe(document.body, {subtree: true, childList: true, attributes: true}); }""")
+        pg.click("#tour-btn")
+        wait_status(pg, "Tour 4/4, the model policy/correct")
+        rows = timeline_rows(pg)
+        assert len(rows) == 4 and "Steps 4 of 4" in pg.inner_text("#episode-summary")
+        assert "correct" in rows[0] and "wrong" in rows[1] and "hack" in rows[2] and "correct" in rows[3]
+        # the verdict that landed last is in view: the page scrolls to each one as it lands
+        pg.wait_for_function("() => { const r = document.querySelector('#play-badges').getBoundingClientRect();"
+                             " return r.top >= 0 && r.top < window.innerHeight; }", timeout=30_000)
+        assert [s[1] for s in pg.evaluate("window.kpSeen")][:4] == ["correct", "wrong", "hack", "correct"]
+        shot(pg, "tour")
         pg.context.close()
