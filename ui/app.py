@@ -19,11 +19,12 @@ from ui.common import (DEFAULT_TASK, SESSIONS, checked_seed, default_example, ex
                        example_code)
 from ui.play_tab import FOLLOW_VERDICTS, PlayTab
 from ui.runs_tab import RunsTab
-from ui.store import store, valid_id
+from ui.store import valid_id
 from ui.style import HEADER
 
 log = logging.getLogger("kernel_playground")
 CONCURRENCY = 32
+BROWSER_KEY = "kernel-playground-browser-id"  # not a secret (see build_playground)
 
 
 def build_playground(web_manager: Any = None, action_fields: Any = None, metadata: Any = None,
@@ -32,8 +33,9 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
     """openenv's gradio_builder signature; ``web_manager`` (one env shared by all) is not used for play."""
     first = get_task(DEFAULT_TASK)
     with gr.Blocks(title=title or "Kernel Playground", fill_width=True, delete_cache=(3600, 7200)) as demo:
-        # The browser's id: random, kept in localStorage, encrypted with a key kept with the data.
-        browser = gr.BrowserState(None, storage_key="kernel_playground_browser", secret=store().secret())
+        # The browser's id: random, kept in localStorage. BrowserState encrypts in the page with a key the
+        # page config carries, so the key protects nothing; a fixed one keeps ids readable across restarts.
+        browser = gr.BrowserState(None, storage_key="kernel_playground_browser", secret=BROWSER_KEY)
         gr.HTML(HEADER, elem_id="kp-header")
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Play", id="play", elem_id="tab-play"):

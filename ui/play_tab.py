@@ -16,7 +16,7 @@ from ui import render as R
 from ui.autoplay import ModelJob
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
-from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, resolve_token
+from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
 from ui.session import PlayError, busy
 
 
@@ -24,11 +24,13 @@ from ui.session import PlayError, busy
 # step, the tour), bring its verdict into view. Installed once per page load.
 FOLLOW_VERDICTS = """() => {
   if (window.kpFollow) return; window.kpFollow = true; let last = null;
+  const target = document.querySelector('#play-badges');
+  if (!target) return;
   new MutationObserver(() => {
-    const b = document.querySelector('#play-badges .kp-badges[data-step]');
+    const b = target.querySelector('.kp-badges[data-step]');
     const key = b && (b.dataset.step + '/' + b.dataset.envMs);
     if (b && key !== last) { last = key; b.scrollIntoView({block: 'center'}); }
-  }).observe(document.body, {subtree: true, childList: true});
+  }).observe(target, {subtree: true, childList: true});
 }"""
 TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
 
@@ -176,7 +178,6 @@ class PlayTab:
             session = SESSIONS.get(request)
             with busy(session):
                 handle, note = ensure_episode(session, task_id, s, int(turns_value))
-                from ui.players import human_turn
                 step = human_turn(handle, code, finish=bool(finish))
             verdict = R.verdict_of(step)
             out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}") if x),
@@ -277,7 +278,6 @@ class PlayTab:
                 yield {status: R.status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
                        self.task: task_id, self.turns: len(picks) + 1}
                 with busy(session):
-                    from ui.players import human_turn
                     step = human_turn(handle, code)
                 v = R.verdict_of(step)
                 yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import sqlite3
 import tempfile
 import threading
@@ -39,7 +38,6 @@ CREATE TABLE IF NOT EXISTS episodes (
   player TEXT, model TEXT, score REAL, steps INTEGER, hacks INTEGER, max_turns INTEGER,
   created_at TEXT, updated_at REAL NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS episodes_by_browser ON episodes (browser_id, updated_at);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -89,18 +87,9 @@ class EpisodeStore:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: safe against a crash of the app; one fsync per checkpoint
         self._db.executescript(SCHEMA)
         os.chmod(self.path, 0o600)
-
-    def secret(self) -> str:
-        """A key kept with the data (it encrypts the browser id in localStorage across restarts)."""
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key='browser_secret'").fetchone()
-            if row:
-                return row[0]
-            value = secrets.token_urlsafe(24)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('browser_secret', ?)", (value,))
-            return self._db.execute("SELECT value FROM meta WHERE key='browser_secret'").fetchone()[0]
 
     def save(self, browser_id: str, record: EpisodeRecord) -> None:
         """Insert or update ``record`` for ``browser_id``, scrubbed of secrets; then apply retention."""
@@ -113,7 +102,8 @@ class EpisodeStore:
                              "was not saved: export it from this page before closing it")
         hacks = sum(1 for s in record.steps if any(_is_hack(f) for f in (s.observation or {}).get("flags") or []))
         now = time.time()
-        with self._lock:
+        with self._lock, self._db:  # one transaction: the row and the retention together
+            self._db.execute("BEGIN")
             self._db.execute(
                 "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(episode_id) DO UPDATE SET "
                 "task_id=excluded.task_id, seed=excluded.seed, player=excluded.player, model=excluded.model, "

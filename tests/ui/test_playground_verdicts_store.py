@@ -20,9 +20,14 @@ VIEWPORTS = {"1440": {"width": 1440, "height": 900}, "390": {"width": 390, "heig
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("playground-data")
+
+
+@pytest.fixture(scope="module")
+def server(data_dir):
     with playground_server(KERNEL_PLAYGROUND_MODEL_TIMEOUT_S="60", HF_TOKEN="",
-                           KERNEL_PLAYGROUND_DATA_DIR=str(tmp_path_factory.mktemp("playground-data"))) as s:
+                           KERNEL_PLAYGROUND_DATA_DIR=str(data_dir)) as s:
         yield s.url
 
 
@@ -180,7 +185,7 @@ def test_an_episode_link_opens_read_only_in_another_browser(browser, server):
         p.context.close()
 
 
-def test_model_auto_play_goes_on_when_the_tab_closes_and_the_page_follows_it_again(browser, server):
+def test_model_auto_play_goes_on_when_the_tab_closes_and_the_page_follows_it_again(browser, server, data_dir):
     with OpenAIStub(timeout_s=120) as stub:
         pg = open_page(browser, server)
         context = pg.context
@@ -196,6 +201,8 @@ def test_model_auto_play_goes_on_when_the_tab_closes_and_the_page_follows_it_aga
         wait_status(back, "episode over")
         assert len(timeline_rows(back)) == 2
         assert TOKEN not in back.content()
+        stored = b"".join(p.read_bytes() for p in data_dir.iterdir() if p.is_file())
+        assert b"policy/gated" in stored and TOKEN.encode() not in stored  # stored, and never the token
         shot(back, "autoplay-after-reopen")
         context.close()
 
