@@ -48,7 +48,9 @@ class ModelJob:
 
     def request_stop(self) -> None:
         self.stop.set()
-        self._notify()
+        if not self.finished:
+            self._notify("Stopping: a pending model reply is discarded; a step already being evaluated is "
+                         "recorded.", "busy")
 
     def wait_change(self, seen: int, timeout_s: float = 30.0) -> int:
         """Block until the job changed after version ``seen`` (or finished, or the timeout)."""
@@ -128,6 +130,10 @@ class ModelJob:
         else:
             end = None
         message, kind = self.message, self.kind
+        if self.stop.is_set():  # the last message was "Stopping…": say how it ended instead
+            last = h.record.steps[-1] if self.discarded is False and played and h.record.steps else None
+            message = f"Step {last.step}: {verdict_of(last).title}" if last is not None else "Auto-play"
+            kind = "info"
         if end:
             message, kind = f"{message} — {end}.", (kind if kind != "busy" else "info")
         self._end(message, kind)

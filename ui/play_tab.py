@@ -217,9 +217,10 @@ class PlayTab:
             session = SESSIONS.get(request)
             if not session.running:
                 return {status: R.status_html("Nothing is running.", "info")}
+            # What happens next is shown by the page following the job: writing the status here could
+            # land after the job's last word and hide it.
             session.job.request_stop()
-            return {status: R.status_html("Stopping: a pending model reply is discarded; a step already being "
-                                          "evaluated is recorded.", "busy")}
+            return {status: gr.skip()}
 
         @guarded(status)
         def on_task_change(task_id, request: gr.Request):
