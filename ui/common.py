@@ -172,7 +172,7 @@ class EpisodeView:
     def __init__(self, prefix: str, timeline_id: str, plot_id: str, summary_id: str, pick_id: str):
         self.summary = gr.Markdown("### No episode yet", elem_id=summary_id)
         self.plot = gr.HTML(R.scores_chart_html([]), elem_id=plot_id)
-        self.timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220, wrap=True,
+        self.timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220,
                                      label="Episode timeline (click a row to inspect that step)", elem_id=timeline_id)
         self.step_pick = gr.Radio([], label="Inspect step", elem_id=pick_id)
         self.insp = Inspector(prefix)

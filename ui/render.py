@@ -284,9 +284,9 @@ def step_header(step: Optional[StepRecord], record: Optional[EpisodeRecord]) -> 
     if step is None or record is None:
         return "### No step selected"
     best = max([0.0] + [s.reward for s in record.steps if s.step <= step.step and s.reward is not None])
-    timing = f"environment step {step.env_latency_ms / 1000:.3g} s"
+    timing = f"environment step {num(step.env_latency_ms / 1000)} s"
     if step.latency_ms:
-        timing += f", player {step.latency_ms / 1000:.3g} s"
+        timing += f", player {num(step.latency_ms / 1000)} s"
     return (f"### Step {step.step} of {len(record.steps)}: {verdict_of(step).title}\n"
             f"best so far {num(best)} · {record.task_id} · seed {record.seed} · {player_name(record)} · {timing}")
 
