@@ -36,7 +36,8 @@ from openai import (APIConnectionError, APIStatusError, APITimeoutError, Interna
                     RateLimitError)
 
 from environment import KernelAction, KernelEnv
-from environment.agent import build_messages, parse_reply, summarize_action
+from environment.agent import parse_reply, summarize_action
+from environment.driver import EpisodeMemory
 from environment.trajectory import (EpisodeRecord, configured_secrets, env_version, scrub, step_record,
                                     write_episodes)
 
@@ -336,20 +337,18 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
             obs = env.reset(task_id=task_id, seed=cfg.seed, max_turns=cfg.turns).observation
             record = EpisodeRecord.start(obs, seed=cfg.seed, player="model", model=cfg.model,
                                          temperature=cfg.temperature, env_version=env_version())
-            stepped: list[Any] = []  # observations of the steps that reached the environment
-            best_code = last_code = last_error = None
-            best_score = 0.0
+            memory = EpisodeMemory(obs)  # best code, history and last error: the same rule as the playground
             for n in range(1, cfg.turns + 1):
                 if deadline - time.monotonic() < MIN_CALL_S:
                     diag(f"{task_id}: time budget spent, skipping turns {n}..{cfg.turns}")
                     break
-                messages = build_messages(obs, best_code, stepped[:-1], best_score=best_score if best_code else None,
-                                          last_code=last_code, last_error=last_error)
+                messages = memory.messages()
                 reply = player.complete(messages, deadline)
                 parsed = parse_reply(reply.text) if reply.error is None else None
                 code = parsed.code if parsed else None
                 if code is None:
                     last_error = reply.error or parsed.error
+                    memory.player_failed(last_error)
                     done = n == cfg.turns
                     record.add_step(step_record(n, None, error=last_error, done=done, latency_ms=reply.latency_ms,
                                                 prompt_messages=messages, raw_reply=reply.text))
@@ -375,7 +374,7 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
                                                 latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),
                                                 prompt_messages=messages, raw_reply=reply.text))
                     log.step(n, summary, 0.0, False, obs.error)
-                    last_code, last_error = code, obs.error
+                    memory.environment_failed(code, obs.error)
                     continue
                 reward = float(result.reward if result.reward is not None else obs.score)
                 record.add_step(step_record(n, code, obs, action_summary=summary, reward=reward, done=result.done,
@@ -383,10 +382,7 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
                                             prompt_messages=messages, raw_reply=reply.text))
                 rewards.append(reward)
                 log.step(n, summary, reward, result.done, obs.error)
-                stepped.append(obs)
-                last_code, last_error = code, None
-                if obs.score > best_score:
-                    best_code, best_score = code, obs.score
+                memory.scored(code, obs)
                 if result.done:
                     break
     except Exception as e:

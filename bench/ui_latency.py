@@ -11,7 +11,10 @@ Debian's headless Chromium (/usr/bin/chromium) with Playwright.
   the page, after one warm-up step. The page records, per step, the evaluation's own wall time
   (``data-eval-ms``, the harness) and the environment step as the playground server saw it
   (``data-env-ms``: evaluation + WebSocket round trip). Added latency = browser - evaluation;
-  the part owed to the UI alone (Gradio queue, rendering, transport) = browser - environment step.
+  the part owed to the UI alone (Gradio queue, rendering, transport) = browser - environment step;
+- reopening a stored episode (Playground II): a reload of the page until the episode's timeline is
+  back, and a cold open of its read-only link (``?episode=<id>``, a fresh browser context) until
+  the stored episode's timeline is shown.
 
 Prints medians and writes bench/results/ui_latency.json.
 """
@@ -76,7 +79,29 @@ def measure(url: str, runs: int, task: str) -> dict:
                 continue
             steps.append({"browser_ms": browser_ms, "env_ms": float(badges.get_attribute("data-env-ms")),
                           "eval_ms": float(badges.get_attribute("data-eval-ms"))})
+        rows = f"#timeline .virtual-row >> nth={runs}"  # all runs + 1 steps are back
+        reload_ms = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            page.reload(wait_until="commit")
+            page.wait_for_selector(rows, timeout=120_000)
+            reload_ms.append((time.perf_counter() - t0) * 1000.0)
+        page.get_by_role("tab", name="Runs").click()
+        page.click("#runs-table [data-testid='cell-0-0']")
+        page.wait_for_selector("#runs-link:has(input), #runs-link:has(textarea)", timeout=60_000)
+        page.wait_for_function("() => /episode=/.test(document.querySelector('#runs-link input, #runs-link "
+                               "textarea')?.value || '')", timeout=60_000)
+        link = page.locator("#runs-link input, #runs-link textarea").first.input_value()
         ctx.close()
+        link_ms = []
+        for _ in range(runs):
+            other = browser.new_context(viewport={"width": 1440, "height": 1000})
+            pg = other.new_page()
+            t0 = time.perf_counter()
+            pg.goto(url + "/web/" + link, wait_until="commit")
+            pg.wait_for_selector(f"#runs-timeline .virtual-row >> nth={runs}", timeout=120_000)
+            link_ms.append((time.perf_counter() - t0) * 1000.0)
+            other.close()
         browser.close()
     med = statistics.median
     return {
@@ -92,6 +117,8 @@ def measure(url: str, runs: int, task: str) -> dict:
             "added_by_ui_median": round(med(s["browser_ms"] - s["env_ms"] for s in steps), 1),
             "all": steps,
         },
+        "reopen_ms": {"reload_median": round(med(reload_ms), 1), "link_cold_median": round(med(link_ms), 1),
+                      "reload_all": [round(x, 1) for x in reload_ms], "link_all": [round(x, 1) for x in link_ms]},
     }
 
 
@@ -105,7 +132,9 @@ def main() -> int:
     url = args.url
     if url is None:
         from inference import LocalServer
+        import tempfile
         os.environ["ENABLE_WEB_INTERFACE"] = "true"
+        os.environ.setdefault("KERNEL_PLAYGROUND_DATA_DIR", tempfile.mkdtemp(prefix="kp-bench-"))
         server = LocalServer(start_timeout_s=300).start()
         url = server.url
     try:
@@ -122,6 +151,9 @@ def main() -> int:
           f"{s['evaluation_median']:.0f} ms; environment step {s['environment_step_median']:.0f} ms")
     print(f"added beyond the evaluation: {s['added_beyond_evaluation_median']:.0f} ms "
           f"(of which the UI alone: {s['added_by_ui_median']:.0f} ms)")
+    r = result["reopen_ms"]
+    print(f"reopen a stored episode of {args.runs + 1} steps: page reload {r['reload_median']:.0f} ms; "
+          f"its link in a fresh browser {r['link_cold_median']:.0f} ms (medians of {args.runs})")
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
 

@@ -46,7 +46,8 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
         lines.append(f"Compile/load failed: {result.load.error}")
     elif result.correctness is not None:
         c = result.correctness
-        state = "correct" if c.correct else "WRONG"
+        # Under a hack the trials say nothing: "WRONG — 5/5 trials passed" read as a contradiction.
+        state = "correct" if c.correct else ("void (reward hack)" if result.hacked else "WRONG")
         err = f"max abs error {c.max_abs_error:.3g}" if c.max_abs_error is not None else "no comparable output"
         lines.append(f"Correctness: {state} — {c.trials_passed}/{c.trials_total} trials passed "
                      f"(atol={c.atol:g}, rtol={c.rtol:g}; {err}).")

@@ -1,15 +1,18 @@
-"""Two players on the same task and seed: a person's Play-tab episode or a model, on each side.
+"""Two to four players on the same task and seed: a person's Play-tab episode or a model, on each side.
 
 Model sides play fresh episodes in their own environment connections, turn by turn in
 alternation, so the page streams both as they go.
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional
+import difflib
+from typing import Iterator, Optional, Sequence
+
+import pandas as pd
 
 from environment.trajectory import EpisodeRecord
-from ui.players import ModelSettings, model_turn
-from ui.render import score_text
+from ui.players import ModelSettings, PlayerFailure, model_turn
+from ui.verdict import num, verdict_of
 from ui.session import PlayError, Session
 
 YOU = "You (your latest Play episode on this task and seed)"
@@ -23,30 +26,31 @@ def your_episode(session: Session, task_id: str, seed: int) -> EpisodeRecord:
                     "(or pick a model for both sides)")
 
 
-def run(session: Session, task_id: str, seed: int, max_turns: int, sides: tuple[str, str],
-        settings: tuple[Optional[ModelSettings], Optional[ModelSettings]], token: Optional[str],
+def run(session: Session, task_id: str, seed: int, max_turns: int, sides: Sequence[str],
+        settings: Sequence[Optional[ModelSettings]], token: Optional[str],
         ) -> Iterator[tuple[list[tuple[str, Optional[EpisodeRecord]]], str]]:
-    """Yields ([(name, record) for both sides], status) after every turn."""
+    """Yields ([(name, record) for every side], status) after every turn; 2 to 4 sides."""
     names = [_name(side, i) for i, side in enumerate(sides)]
-    records: list[Optional[EpisodeRecord]] = [None, None]
-    handles = [None, None]
+    records: list[Optional[EpisodeRecord]] = [None] * len(sides)
+    handles: list = [None] * len(sides)
     for i, side in enumerate(sides):
         if side == YOU:
             records[i] = your_episode(session, task_id, seed)
         else:
-            handle = session.slot(f"compare-{'ab'[i]}")
+            handle = session.slot(f"compare-{'abcd'[i]}")
             s = settings[i]
             handle.reset(task_id, seed, max_turns, player="model", model=s.model, temperature=s.temperature)
             session.started(handle.record)
             records[i], handles[i] = handle.record, handle
-    yield list(zip(names, records)), "Both players are ready."
+    yield list(zip(names, records)), f"{len(sides)} players are ready."
     for turn in range(1, max_turns + 1):
         for i, handle in enumerate(handles):
             if handle is None or handle.done:
                 continue
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} is playing…"
-            step = model_turn(handle, settings[i], token)
-            note = score_text(step.reward) if step.code is not None else f"no code ({step.error})"
+            turn = model_turn(handle, settings[i], token)  # a reply without code uses no turn of the episode
+            note = (f"no usable code ({turn.error}); no turn used" if isinstance(turn, PlayerFailure)
+                    else verdict_of(turn).title)
             yield list(zip(names, records)), f"Turn {turn}: {names[i]} played, {note}."
         if all(h is None or h.done for h in handles):
             break
@@ -55,4 +59,47 @@ def run(session: Session, task_id: str, seed: int, max_turns: int, sides: tuple[
 
 def _name(side: str, i: int) -> str:
     label = "you" if side == YOU else side
-    return f"{'AB'[i]}: {label}"
+    return f"{'ABCD'[i]}: {label}"
+
+
+def steps_to_best(record: EpisodeRecord) -> int:
+    return next((s.step for s in record.steps if s.reward == record.score), len(record.steps))
+
+
+def ranking(pairs: Sequence[tuple[str, Optional[EpisodeRecord]]]) -> list[tuple[str, EpisodeRecord]]:
+    """Best score first; on a tie, fewer steps to reach it."""
+    played = [(n, r) for n, r in pairs if r is not None and r.steps]
+    return sorted(played, key=lambda p: (-p[1].score, steps_to_best(p[1])))
+
+
+def code_diff(a: Optional[str], b: Optional[str], name_a: str, name_b: str) -> str:
+    """A unified diff of two sources ("" when either is missing or they are equal)."""
+    if not a or not b or a == b:
+        return ""
+    return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+                                        fromfile=name_a, tofile=name_b, n=2))
+
+
+LEADERBOARD_COLUMNS = ["rank", "player", "best score", "steps to best", "episodes", "hacks"]
+
+
+def leaderboard(records: Sequence[EpisodeRecord]) -> pd.DataFrame:
+    """Per player (a model id, or "person"): the best score, the fewest steps to reach it, how many
+    episodes, and how many steps were caught hacking. Players are never browsers: no one is named."""
+    best: dict[str, list] = {}
+    for r in records:
+        who = r.model if r.player == "model" and r.model else ("person" if r.player in ("human", "mixed") else r.player)
+        hacks = sum(1 for s in r.steps if any(_hack(f) for f in (s.observation or {}).get("flags") or []))
+        row = best.setdefault(who, [who, 0.0, 0, 0, 0])
+        if r.score > row[1] or (r.score == row[1] and r.score > 0 and steps_to_best(r) < row[2]):
+            row[1], row[2] = r.score, steps_to_best(r)
+        row[3] += 1
+        row[4] += hacks
+    rows = sorted(best.values(), key=lambda x: (-x[1], x[2] or 99))
+    return pd.DataFrame([[i + 1, w, num(b), s or "–", n, h] for i, (w, b, s, n, h) in enumerate(rows)],
+                        columns=LEADERBOARD_COLUMNS)
+
+
+def _hack(flag: str) -> bool:
+    from environment.evaluation import flags as F
+    return F.is_hack(flag)

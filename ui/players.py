@@ -11,7 +11,7 @@ import os
 from urllib.parse import urlparse
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional, Union
 
 from environment.agent import parse_reply
 from environment.trajectory import StepRecord, configured_secrets, scrub
@@ -115,19 +115,45 @@ def complete(settings: ModelSettings, token: Optional[str], messages: list[dict[
     return Reply(text, None, _ms(t0))
 
 
-def model_turn(handle: EpisodeHandle, settings: ModelSettings, token: Optional[str]) -> StepRecord:
-    """Ask the model for the next submission and play it; a reply without code is a recorded step."""
+@dataclass(frozen=True)
+class PlayerFailure:
+    """The player produced nothing to submit (unreachable, HTTP error, a reply without code): shown as
+    the player's error; it is no step and uses no turn."""
+    error: str
+    latency_ms: float = 0.0
+    raw_reply: Optional[str] = None
+
+
+Turn = Union[StepRecord, PlayerFailure]
+
+
+def ask_model(handle: EpisodeHandle, settings: ModelSettings, token: Optional[str],
+              wait: Callable[[Callable[[], Reply]], Optional[Reply]] = lambda call: call(),
+              ) -> tuple[Optional[Reply], list[dict[str, str]]]:
+    """The model's reply to the episode's next prompt; ``wait`` runs the call (and may abandon it:
+    None means the caller stopped waiting, so nothing is played)."""
     messages = handle.model_messages()
     record = handle.record
     if record.player != "model" or record.model != settings.model:
         record.player = "model" if not record.steps or record.player == "model" else "mixed"
         record.model, record.temperature = settings.model, settings.temperature
-    reply = complete(settings, token, messages)
+    return wait(lambda: complete(settings, token, messages)), messages
+
+
+def play_reply(handle: EpisodeHandle, reply: Reply, messages: list[dict[str, str]]) -> Turn:
+    """Submit the code of ``reply``, or record the player's failure (no step, no turn)."""
     parsed = parse_reply(reply.text) if reply.error is None else None
     if parsed is None or parsed.code is None:
         error = reply.error or parsed.error
-        return handle.no_code(error, latency_ms=reply.latency_ms, prompt_messages=messages, raw_reply=reply.text)
+        handle.player_failed(error)
+        return PlayerFailure(error, reply.latency_ms, reply.text)
     return handle.submit(parsed.code, latency_ms=reply.latency_ms, prompt_messages=messages, raw_reply=reply.text)
+
+
+def model_turn(handle: EpisodeHandle, settings: ModelSettings, token: Optional[str]) -> Turn:
+    """Ask the model for the next submission and play it."""
+    reply, messages = ask_model(handle, settings, token)
+    return play_reply(handle, reply, messages)
 
 
 def human_turn(handle: EpisodeHandle, code: str, finish: bool = False) -> StepRecord:

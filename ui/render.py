@@ -12,42 +12,24 @@ from typing import Any, Optional, Sequence
 
 import pandas as pd
 
-from environment.evaluation.result import EvalResult, TimingStats
+from environment.evaluation.result import TimingStats
 from environment.reward import W_COMPILED, W_CORRECT, W_SPEED, W_TRIALS
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui.costs import cost_breakdown_html
+from ui.roofline import why_html
+from ui.verdict import SPEED_KIND, evaluation_of, num, score_text, us, verdict_of
+
+__all__ = ["score_text", "evaluation_of", "verdict_of", "num"]  # re-exported for the tabs
 
 PARTS = (("compiled", W_COMPILED, "#6c8ebf"), ("trials", W_TRIALS, "#9673a6"),
          ("correct", W_CORRECT, "#82b366"), ("speed", W_SPEED, "#d79b00"))
 MISMATCH_COLUMNS = ["index", "expected", "actual", "abs error"]
-TIMELINE_COLUMNS = ["step", "score", "best so far", "outcome", "speedup"]
+TIMELINE_COLUMNS = ["step", "score", "best so far", "verdict", "speedup"]
 
 
-
-def score_text(reward) -> str:
-    """A step's score for people: an environment error has none (it is not the player's)."""
-    return "no score (environment error)" if reward is None else f"score {reward:.2f}"
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
-
-
-def evaluation_of(step: Optional[StepRecord]) -> Optional[EvalResult]:
-    if step is None or not step.evaluation_json:
-        return None
-    try:
-        return EvalResult.model_validate_json(step.evaluation_json)
-    except ValueError:
-        pass
-    try:  # JSON has no NaN: pydantic writes NaN/Inf values as null, so mismatch values may come back as null
-        data = json.loads(step.evaluation_json)
-        m = (data.get("correctness") or {}).get("mismatch")
-        if m:
-            for key in ("expected", "actual"):
-                m[key] = [math.nan if v is None else v for v in m.get(key) or []]
-        return EvalResult.model_validate(data)
-    except ValueError:  # a replayed file from another version: show what the observation has
-        return None
 
 
 def obs_of(step: Optional[StepRecord]) -> dict[str, Any]:
@@ -62,27 +44,53 @@ def _badge(label: str, state: str, detail: str, elem: str) -> str:
             f'{icon} <b>{esc(label)}</b> <small>{esc(detail)}</small></span>')
 
 
+def verdict_html(step: Optional[StepRecord]) -> str:
+    """The step's one verdict as a banner: the first thing read after a step."""
+    v = verdict_of(step)
+    if step is None:
+        return ""
+    detail = f'<div class="kp-verdict-detail">{esc(v.detail)}</div>' if v.detail else ""
+    hack = f' data-hack="{esc(v.hack.name)}" data-layer="{esc(v.hack.layer)}"' if v.hack else ""
+    return (f'<div class="kp-verdict kp-v-{v.style}" data-verdict="{v.kind}"{hack} role="status">'
+            f'<div class="kp-verdict-title">{esc(v.title)}</div>{detail}</div>')
+
+
 def badges_html(step: Optional[StepRecord]) -> str:
-    """Four stage badges: static checks, compiled, correct, performance (not reached = hollow)."""
+    """The verdict banner, then four stage badges: static checks, compiled, correct, performance.
+
+    The badges agree with the verdict: under a hack the trials and the speed are void, under an
+    environment error nothing after the static checks is the submission's."""
     if step is None:
         return '<div class="kp-badges kp-empty">No step yet: submit code to see how it fares.</div>'
-    ev, obs = evaluation_of(step), obs_of(step)
+    v, ev, obs = verdict_of(step), evaluation_of(step), obs_of(step)
     badges = []
     if ev is None and not obs:
         badges.append(_badge("No submission", "fail", step.error or "the player produced no code", "player"))
-        return f'<div class="kp-badges">{"".join(badges)}</div>'
+        return f'<div class="kp-badges" data-step="{step.step}">{verdict_html(step)}{"".join(badges)}</div>'
     static_ok = ev.static.ok if ev else obs.get("compiled") is not False
-    badges.append(_badge("Static checks", "pass" if static_ok else "fail",
-                         "passed" if static_ok else (ev.static.errors[0] if ev and ev.static.errors else "failed"),
+    static_hack = v.hack is not None and v.hack.layer == "static"
+    badges.append(_badge("Static checks", "pass" if static_ok and not static_hack else "fail",
+                         "passed" if static_ok and not static_hack else
+                         (v.hack.name if static_hack else (ev.static.errors[0] if ev and ev.static.errors else "failed")),
                          "static"))
-    compiled = obs.get("compiled")
-    if ev is not None and ev.load is None and static_ok:
+    if v.kind == "harness":
+        for label, elem in (("Compiled", "compiled"), ("Correct", "correct"), ("Performance", "performance")):
+            badges.append(_badge(label, "skip", "not judged (environment error)", elem))
+        return _badges_div(step, ev, badges)
+    compiled = ev.compiled if ev is not None else obs.get("compiled")
+    if ev is not None and ev.load is None:  # stopped before loading: not reached, not "did not load"
         compiled = None
     badges.append(_badge("Compiled", {True: "pass", False: "fail", None: "skip"}[compiled],
                          {True: "loaded and ran", False: (ev.load.error if ev and ev.load and ev.load.error
                                                           else "did not load"), None: "not reached"}[compiled],
                          "compiled"))
-    correct, passed, total = obs.get("correct"), obs.get("trials_passed", 0), obs.get("trials_total", 0)
+    passed, total = obs.get("trials_passed", 0), obs.get("trials_total", 0)
+    if v.kind == "hack":
+        badges.append(_badge("Correct", "fail", "void: reward hack" + (f" ({passed}/{total} trials matched)"
+                                                                      if total else ""), "correct"))
+        badges.append(_badge("Performance", "skip", "void: reward hack", "performance"))
+        return _badges_div(step, ev, badges)
+    correct = obs.get("correct")
     if not total and not correct:
         correct = None if compiled is not True else correct
     badges.append(_badge("Correct", {True: "pass", False: "fail", None: "skip"}[correct],
@@ -91,19 +99,23 @@ def badges_html(step: Optional[StepRecord]) -> str:
     speedup, kind = obs.get("speedup"), obs.get("speedup_kind")
     if speedup is not None:
         badges.append(_badge("Performance", "pass" if speedup >= 1.0 else "warn",
-                             f"{speedup:.2f}x ({speed_kind_text(kind)})", "performance"))
+                             f"{num(speedup)}x ({speed_kind_text(kind)})", "performance"))
     elif perf is not None:
         badges.append(_badge("Performance", "warn", perf.note or "speedup not available", "performance"))
     else:
         badges.append(_badge("Performance", "skip", "not reached (needs a correct result)", "performance"))
+    return _badges_div(step, ev, badges)
+
+
+def _badges_div(step: StepRecord, ev: Any, badges: list[str]) -> str:
     eval_ms = ev.wall_s * 1000.0 if ev else 0.0
     return (f'<div class="kp-badges" data-env-ms="{step.env_latency_ms:.1f}" data-eval-ms="{eval_ms:.1f}" '
-            f'data-step="{step.step}">{"".join(badges)}</div>')
+            f'data-step="{step.step}" data-verdict="{verdict_of(step).kind}">{verdict_html(step)}'
+            f'{"".join(badges)}</div>')
 
 
 def speed_kind_text(kind: Optional[str]) -> str:
-    return {"measured_cuda": "measured, CUDA events", "measured_cpu": "measured, CPU wall clock",
-            "modeled": "modeled H100 estimate, not measured"}.get(kind or "", "unknown")
+    return SPEED_KIND.get(kind or "", "unknown")
 
 
 def flags_html(step: Optional[StepRecord]) -> str:
@@ -178,7 +190,8 @@ def _timing_stats(step: Optional[StepRecord]) -> tuple[Optional[TimingStats], Op
 
 
 def timing_chart_html(step: Optional[StepRecord]) -> str:
-    """Reference vs candidate median time, whiskers from min to max, a band of one std each side."""
+    """Reference vs candidate median time in µs. Measured times get whiskers (min to max) and a band
+    of one std; modeled times are deterministic, so they get neither."""
     if step is None:
         return '<div class="kp-chart kp-muted">Timings appear after a submission.</div>'
     ref, cand, kind, note = _timing_stats(step)
@@ -187,9 +200,10 @@ def timing_chart_html(step: Optional[StepRecord]) -> str:
                           else "no timing was recorded")
         return (f'<div class="kp-chart" data-kind="none"><div class="kp-chart-title">Timings: not available</div>'
                 f'<div class="kp-muted">{esc(reason)}</div></div>')
+    spread = kind != "modeled"
     rows = [("reference", ref, "#8c8c8c"), ("candidate", cand, "#2f7ed8")]
-    top = max((s.max_ms for _, s, _ in rows if s), default=1.0) or 1.0
-    width, left, bar_h, gap = 640, 90, 22, 18
+    top = max(((s.max_ms if spread else s.median_ms) for _, s, _ in rows if s), default=1.0) or 1.0
+    width, left, bar_h, gap = CHART_W, 90, 22, 18
     scale = (width - left - 110) / top
     parts = []
     for i, (name, s, color) in enumerate(rows):
@@ -199,26 +213,45 @@ def timing_chart_html(step: Optional[StepRecord]) -> str:
             parts.append(f'<text x="{left}" y="{y + bar_h * 0.7}" class="kp-svg-muted">not timed</text>')
             continue
         med = s.median_ms * scale
+        tip = (f"{name}: {us(s.median_ms)} (modeled)" if not spread else
+               f"{name}: median {us(s.median_ms)}, min {us(s.min_ms)}, max {us(s.max_ms)}, std {us(s.std_ms)}, "
+               f"{s.samples} samples")
         parts.append(f'<rect x="{left}" y="{y}" width="{med:.1f}" height="{bar_h}" fill="{color}" rx="3">'
-                     f'<title>{name}: median {s.median_ms:.4g} ms, min {s.min_ms:.4g}, max {s.max_ms:.4g}, '
-                     f'std {s.std_ms:.3g}, {s.samples} samples</title></rect>')
-        lo, hi = left + max(0.0, s.median_ms - s.std_ms) * scale, left + (s.median_ms + s.std_ms) * scale
-        parts.append(f'<rect x="{lo:.1f}" y="{y + bar_h / 2 - 4}" width="{max(hi - lo, 0.5):.1f}" height="8" '
-                     f'fill="#000" opacity="0.18"/>')
-        x0, x1, ym = left + s.min_ms * scale, left + s.max_ms * scale, y + bar_h / 2
-        parts.append(f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{ym}" y2="{ym}" stroke="#222" stroke-width="1.5"/>'
-                     f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{ym - 6}" y2="{ym + 6}" stroke="#222"/>'
-                     f'<line x1="{x1:.1f}" x2="{x1:.1f}" y1="{ym - 6}" y2="{ym + 6}" stroke="#222"/>')
-        parts.append(f'<text x="{x1 + 6:.1f}" y="{y + bar_h * 0.7}" class="kp-svg-label">{s.median_ms:.3g} ms</text>')
-    height = 10 + 2 * (bar_h + gap)
+                     f'<title>{tip}</title></rect>')
+        end = left + med
+        if spread:
+            lo, hi = left + max(0.0, s.median_ms - s.std_ms) * scale, left + (s.median_ms + s.std_ms) * scale
+            parts.append(f'<rect x="{lo:.1f}" y="{y + bar_h / 2 - 4}" width="{max(hi - lo, 0.5):.1f}" height="8" '
+                         f'class="kp-svg-band"/>')
+            x0, x1, ym = left + s.min_ms * scale, left + s.max_ms * scale, y + bar_h / 2
+            parts.append(f'<g class="kp-whisker"><line x1="{x0:.1f}" x2="{x1:.1f}" y1="{ym}" y2="{ym}"/>'
+                         f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{ym - 6}" y2="{ym + 6}"/>'
+                         f'<line x1="{x1:.1f}" x2="{x1:.1f}" y1="{ym - 6}" y2="{ym + 6}"/></g>')
+            end = x1
+        parts.append(f'<text x="{end + 6:.1f}" y="{y + bar_h * 0.7}" class="kp-svg-label">{us(s.median_ms)}</text>')
+    axis_y = 10 + 2 * (bar_h + gap)
+    parts.append(f'<text x="{left + (width - left - 110) / 2:.0f}" y="{axis_y + 4}" text-anchor="middle" '
+                 f'class="kp-svg-muted">time per forward call (µs, shorter is faster)</text>')
+    height = axis_y + 10
+    ev = evaluation_of(step)
+    perf = ev.performance if ev else None
     speedup = obs_of(step).get("speedup")
     how = "modeled (H100 roofline estimate, not measured)" if kind == "modeled" else (
         "measured" + (" with CUDA events" if kind == "measured_cuda" else " on CPU wall clock" if kind else ""))
-    title = f"Timings, {how}" + (f": speedup {speedup:.2f}x" if speedup is not None else "")
+    title = f"Timings, {how}" + (f": speedup {num(speedup)}x" if speedup is not None else "")
+    legend = ("bar: median; whiskers: min to max; band: ±1 std" if spread else
+              "bar: modeled time (deterministic: no spread to show)")
     return (f'<div class="kp-chart" data-kind="{esc(kind or "unknown")}"><div class="kp-chart-title">{esc(title)}</div>'
-            f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{esc(title)}">{"".join(parts)}'
-            f'</svg><div class="kp-muted">bar: median; whiskers: min to max; band: ±1 std</div>'
-            f'{cost_breakdown_html(evaluation_of(step).performance if evaluation_of(step) else None)}</div>')
+            f'{_svg(width, height, title, parts)}<div class="kp-muted">{legend}</div>'
+            f'{why_html(perf)}{cost_breakdown_html(perf)}</div>')
+
+
+CHART_W = 640  # every chart is drawn at this pixel width (shrunk, never stretched): fonts stay 12 px
+
+
+def _svg(width: int, height: float, label: str, parts: list[str]) -> str:
+    return (f'<svg class="kp-svg" viewBox="0 0 {width} {height:.0f}" width="{width}" height="{height:.0f}" '
+            f'role="img" aria-label="{esc(label)}">{"".join(parts)}</svg>')
 
 
 def breakdown_chart_html(step: Optional[StepRecord]) -> str:
@@ -227,7 +260,7 @@ def breakdown_chart_html(step: Optional[StepRecord]) -> str:
         return '<div class="kp-chart kp-muted">The reward breakdown appears after a submission.</div>'
     parts = obs_of(step).get("reward_breakdown") or {}
     total = sum(float(v or 0.0) for v in parts.values())
-    width, left, bar_h = 640, 10, 26
+    width, left, bar_h = CHART_W, 10, 26
     span = width - 2 * left
     x = left
     shapes, legend = [], []
@@ -236,14 +269,13 @@ def breakdown_chart_html(step: Optional[StepRecord]) -> str:
         w_slot, w_val = weight * span, value * span
         shapes.append(f'<rect x="{x:.1f}" y="10" width="{w_slot:.1f}" height="{bar_h}" fill="{color}" opacity="0.18"/>')
         shapes.append(f'<rect x="{x:.1f}" y="10" width="{w_val:.1f}" height="{bar_h}" fill="{color}">'
-                      f'<title>{name}: {value:.3f} of {weight:.2f}</title></rect>')
+                      f'<title>{name}: {num(value)} of {weight:.2f}</title></rect>')
         x += w_slot
         legend.append(f'<span class="kp-legend" data-part="{name}"><i style="background:{color}"></i>'
-                      f'{name} {value:.2f}/{weight:.2f}</span>')
-    title = f"Score {total:.2f} = " + " + ".join(f"{float(parts.get(n) or 0.0):.2f}" for n, _, _ in PARTS)
+                      f'{name} {num(value)}/{weight:.2f}</span>')
+    title = f"Score {num(total)} = " + " + ".join(num(float(parts.get(n) or 0.0)) for n, _, _ in PARTS)
     return (f'<div class="kp-chart" data-score="{total:.4f}"><div class="kp-chart-title">{esc(title)}</div>'
-            f'<svg viewBox="0 0 {width} {bar_h + 20}" width="100%" role="img" aria-label="{esc(title)}">'
-            f'{"".join(shapes)}</svg><div>{"".join(legend)}</div></div>')
+            f'{_svg(width, bar_h + 20, title, shapes)}<div>{"".join(legend)}</div></div>')
 
 
 # ---- text views -------------------------------------------------------------------------------
@@ -252,11 +284,11 @@ def step_header(step: Optional[StepRecord], record: Optional[EpisodeRecord]) -> 
     if step is None or record is None:
         return "### No step selected"
     best = max([0.0] + [s.reward for s in record.steps if s.step <= step.step and s.reward is not None])
-    timing = f"environment step {step.env_latency_ms / 1000:.2f} s"
+    timing = f"environment step {num(step.env_latency_ms / 1000)} s"
     if step.latency_ms:
-        timing += f", player {step.latency_ms / 1000:.2f} s"
-    return (f"### Step {step.step} of {len(record.steps)} · {score_text(step.reward)} · best so far {best:.2f}\n"
-            f"{record.task_id} · seed {record.seed} · {player_name(record)} · {timing}")
+        timing += f", player {num(step.latency_ms / 1000)} s"
+    return (f"### Step {step.step} of {len(record.steps)}: {verdict_of(step).title}\n"
+            f"best so far {num(best)} · {record.task_id} · seed {record.seed} · {player_name(record)} · {timing}")
 
 
 def player_name(record: EpisodeRecord) -> str:
@@ -264,10 +296,13 @@ def player_name(record: EpisodeRecord) -> str:
 
 
 def feedback_text(step: Optional[StepRecord]) -> str:
+    """The verdict first, then the environment's own report."""
     if step is None:
         return ""
-    obs = obs_of(step)
-    return obs.get("feedback") or step.error or ""
+    v = verdict_of(step)
+    head = f"Verdict: {v.title}" + (f"\n{v.detail}" if v.detail else "")
+    body = obs_of(step).get("feedback") or step.error or ""
+    return head + (f"\n\n{body}" if body else "")
 
 
 def observation_json(step: Optional[StepRecord]) -> dict[str, Any]:
@@ -302,18 +337,9 @@ def timeline_frame(record: Optional[EpisodeRecord]) -> pd.DataFrame:
     rows, best = [], 0.0
     for s in record.steps:
         best = max(best, s.reward if s.reward is not None else 0.0)
-        obs = s.observation or {}
-        if not obs:
-            outcome = "no code: " + (s.error or "")[:60]
-        elif obs.get("correct"):
-            outcome = "correct"
-        elif obs.get("compiled"):
-            outcome = f"wrong ({obs.get('trials_passed', 0)}/{obs.get('trials_total', 0)})"
-        else:
-            outcome = "failed: " + (s.error or "did not compile")[:60]
-        speedup = obs.get("speedup")
-        rows.append([s.step, None if s.reward is None else round(s.reward, 3), round(best, 3), outcome,
-                     f"{speedup:.2f}x" if speedup is not None else "–"])
+        speedup = obs_of(s).get("speedup")
+        rows.append([s.step, num(s.reward), num(best), verdict_of(s).short,
+                     f"{num(speedup)}x" if speedup is not None else "–"])
     return pd.DataFrame(rows, columns=TIMELINE_COLUMNS)
 
 
@@ -343,7 +369,7 @@ def scores_chart_html(records: Sequence[tuple[str, Optional[EpisodeRecord]]], ti
     frame = scores_frame(records)
     if frame.empty:
         return f'<div class="kp-chart kp-muted" data-points="0">{esc(title)}: no steps yet.</div>'
-    width, height, left, right, top, bottom = 640, 190, 40, 16, 10, 28
+    width, height, left, right, top, bottom = CHART_W, 206, 52, 16, 10, 44
     last = max(2, int(frame["step"].max()))
     def px(step: float) -> float:
         return left + (step - 1) / (last - 1) * (width - left - right)
@@ -351,10 +377,14 @@ def scores_chart_html(records: Sequence[tuple[str, Optional[EpisodeRecord]]], ti
         return top + (1.0 - score) * (height - top - bottom)
     parts = []
     for v in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#ddd"/>'
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{py(v):.1f}" y2="{py(v):.1f}" class="kp-svg-grid"/>'
                      f'<text x="{left - 6}" y="{py(v) + 4:.1f}" text-anchor="end" class="kp-svg-muted">{v:g}</text>')
     for n in range(1, last + 1):
-        parts.append(f'<text x="{px(n):.1f}" y="{height - 8}" text-anchor="middle" class="kp-svg-muted">{n}</text>')
+        parts.append(f'<text x="{px(n):.1f}" y="{height - 26}" text-anchor="middle" class="kp-svg-muted">{n}</text>')
+    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
+                 f'class="kp-svg-muted">step</text>'
+                 f'<text x="12" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" class="kp-svg-muted" '
+                 f'transform="rotate(-90 12 {(top + height - bottom) / 2:.0f})">score</text>')
     legend = []
     for i, (name, group) in enumerate(frame.groupby("series", sort=False)):
         color = SERIES_COLORS[i % len(SERIES_COLORS)]
@@ -362,12 +392,11 @@ def scores_chart_html(records: Sequence[tuple[str, Optional[EpisodeRecord]]], ti
         points = " ".join(f"{px(r.step):.1f},{py(r.score):.1f}" for r in group.itertuples())
         parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2.5"{dash}/>')
         parts += [f'<circle cx="{px(r.step):.1f}" cy="{py(r.score):.1f}" r="4" fill="{color}">'
-                  f'<title>{esc(name)}, step {r.step}: {r.score:.2f}</title></circle>' for r in group.itertuples()]
+                  f'<title>{esc(name)}, step {r.step}: {num(r.score)}</title></circle>' for r in group.itertuples()]
         legend.append(f'<span class="kp-legend" data-series="{esc(name)}"><i style="background:{color}"></i>'
                       f'{esc(name)}</span>')
     return (f'<div class="kp-chart" data-points="{len(frame)}"><div class="kp-chart-title">{esc(title)}</div>'
-            f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{esc(title)}">{"".join(parts)}'
-            f'</svg><div>{"".join(legend)}</div></div>')
+            f'{_svg(width, height, title, parts)}<div>{"".join(legend)}</div></div>')
 
 
 def best_step(record: Optional[EpisodeRecord]) -> Optional[StepRecord]:
@@ -390,13 +419,38 @@ def winner_html(a: tuple[str, Optional[EpisodeRecord]], b: tuple[str, Optional[E
 
     ka, kb = key(ra), key(rb)
     if ka == kb:
-        text = f"Tie: both reached {ra.score:.2f} in {-ka[1]} step(s)."
+        text = f"Tie: both reached {num(ra.score)} in {-ka[1]} step(s)."
         winner = "tie"
     else:
         winner, loser = (na, nb) if ka > kb else (nb, na)
-        text = (f"Winner {winner}, best score {max(ka, kb)[0]:.2f} (step {-max(ka, kb)[1]}) against "
-                f"{min(ka, kb)[0]:.2f} (step {-min(ka, kb)[1]}) for {loser}.")
+        text = (f"Winner {winner}, best score {num(max(ka, kb)[0])} (step {-max(ka, kb)[1]}) against "
+                f"{num(min(ka, kb)[0])} (step {-min(ka, kb)[1]}) for {loser}.")
     return f'<div class="kp-winner" data-winner="{esc(winner)}">{esc(text)}</div>'
+
+
+def ranking_html(ranked: Sequence[tuple[str, EpisodeRecord]]) -> str:
+    """Players ranked by best score, then by fewer steps to reach it; the first is the winner."""
+    from ui.compare import steps_to_best
+    if not ranked:
+        return '<div class="kp-winner kp-muted">No result yet.</div>'
+    top = ranked[0]
+    tie = len(ranked) > 1 and (ranked[1][1].score, steps_to_best(ranked[1][1])) == (top[1].score,
+                                                                                   steps_to_best(top[1]))
+    lines = "".join(f"<li>{esc(n)}: best {num(r.score)} at step {steps_to_best(r)}</li>" for n, r in ranked)
+    head = "Tie at the top" if tie else f"Winner {top[0]}"
+    return (f'<div class="kp-winner" data-winner="{"tie" if tie else esc(top[0])}">{esc(head)}'
+            f'<ol class="kp-ranking">{lines}</ol></div>')
+
+
+def step_diff(record: Optional[EpisodeRecord], step: Optional[StepRecord]) -> str:
+    """The step's code against the previous step's code (a unified diff)."""
+    if record is None or step is None or not step.code:
+        return ""
+    before = next((s.code for s in reversed(record.steps) if s.step < step.step and s.code), None)
+    if before is None:
+        return "(the first submission: nothing to compare with)"
+    from ui.compare import code_diff
+    return code_diff(before, step.code, "previous step", f"step {step.step}") or "(same code as the previous step)"
 
 
 def status_html(message: str, kind: str = "info") -> str:

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 from environment.trajectory import EpisodeRecord, push_to_hub, read_episodes, write_jsonl, write_parquet
 from ui.session import PlayError
+from ui.verdict import num
 
 EXPORT_ROOT = Path(tempfile.gettempdir()) / "kernel_playground_exports"  # Gradio serves files from the temp dir
 MAX_REPLAY_BYTES = 64 * 2**20
@@ -50,7 +51,7 @@ def load_replay(path: Optional[str]) -> list[EpisodeRecord]:
 
 def episode_label(i: int, record: EpisodeRecord) -> str:
     who = f"model {record.model}" if record.model else record.player
-    return f"{i + 1}. {record.task_id} · seed {record.seed} · {who} · best {record.score:.2f} · {len(record.steps)} steps"
+    return f"{i + 1}. {record.task_id} · seed {record.seed} · {who} · best {num(record.score)} · {len(record.steps)} steps"
 
 
 def push(records: Sequence[EpisodeRecord], repo_id: Optional[str], token: Optional[str], private: bool) -> str:

@@ -7,20 +7,24 @@ object cannot live in ``gr.State``, which is deep-copied) and closed on ``demo.u
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
-from environment.agent import build_messages, summarize_action
+from environment.agent import summarize_action
+from environment.driver import EpisodeMemory
 from environment.client import KernelEnv
-from environment.models import KernelAction, KernelObservation
+from environment.models import MAX_CODE_BYTES, KernelAction, KernelObservation
 from environment.trajectory import EpisodeRecord, StepRecord, env_version, step_record
 
 ENV_URL_VAR = "KERNEL_PLAYGROUND_ENV_URL"  # overrides where the playground plays (default: this server)
 STEP_TIMEOUT_S = 300.0  # a Triton step under the interpreter on a loaded host can take a while
-MAX_EPISODES_KEPT = 200  # per session, for the export
+MAX_EPISODES_KEPT = 200  # per session, in memory (the store keeps them across reloads and restarts)
+IDLE_CLOSE_S = 2 * 3600.0  # a browser gone this long with nothing running: its environment connections close
+log = logging.getLogger("kernel_playground")
 
 
 class PlayError(Exception):
@@ -49,12 +53,18 @@ class EpisodeHandle:
     env: Any = None
     record: Optional[EpisodeRecord] = None
     obs: Optional[KernelObservation] = None     # the latest observation (reset or step)
-    stepped: list[KernelObservation] = field(default_factory=list)
-    best_code: Optional[str] = None
-    best_score: float = 0.0
-    last_code: Optional[str] = None
-    last_error: Optional[str] = None
+    memory: Optional[EpisodeMemory] = None      # best code, history, last code/error: the next prompt
     done: bool = True
+    on_change: Optional[Callable[[EpisodeRecord], None]] = None  # persists the record after every change
+
+    def _changed(self) -> None:
+        if self.on_change is not None and self.record is not None:
+            self.on_change(self.record)
+
+    @property
+    def turns_used(self) -> int:
+        """Submissions the environment scored: environment errors use no turn (reward None)."""
+        return sum(1 for s in self.record.steps if s.code is not None and s.reward is not None) if self.record else 0
 
     def _connect(self) -> Any:
         if self.env is None:
@@ -88,9 +98,9 @@ class EpisodeHandle:
         self.obs = result.observation
         self.record = EpisodeRecord.start(self.obs, seed=seed, player=player, model=model,
                                           temperature=temperature, env_version=env_version())
-        self.stepped, self.best_code, self.best_score = [], None, 0.0
-        self.last_code = self.last_error = None
+        self.memory = EpisodeMemory(self.obs)
         self.done = False
+        self._changed()
         return self.obs
 
     def _check_running(self) -> None:
@@ -104,6 +114,10 @@ class EpisodeHandle:
         self._check_running()
         if not code or not code.strip():
             raise PlayError("the editor is empty: write ModelNew (or load the demo solution) first")
+        size = len(code.encode("utf-8"))
+        if size > MAX_CODE_BYTES:  # the player's error: no turn used, the episode goes on
+            raise PlayError(f"the code is {size / 1024:.0f} KiB; a submission may be at most "
+                            f"{MAX_CODE_BYTES // 1024} KiB: remove what the kernel does not need (no turn was used)")
         n = len(self.record.steps) + 1
         t0 = time.monotonic()
         try:
@@ -117,63 +131,80 @@ class EpisodeHandle:
                                error=f"environment step failed: {_one_line(e)}", latency_ms=latency_ms,
                                env_latency_ms=_ms(t0), prompt_messages=prompt_messages or [], raw_reply=raw_reply)
             self.record.add_step(step)
+            self._changed()
             return step
         obs = result.observation
         step = step_record(n, code, obs, action_summary=summarize_action(code), done=result.done,
                            reward=result.reward, latency_ms=latency_ms, env_latency_ms=_ms(t0),
                            prompt_messages=prompt_messages or [], raw_reply=raw_reply)
         self.record.add_step(step)
-        self.obs, self.done = obs, bool(result.done) or n >= self.record.max_turns
-        self.stepped.append(obs)
-        self.last_code, self.last_error = code, None
-        if obs.score > self.best_score or self.best_code is None:
-            self.best_code, self.best_score = code, obs.score
+        self.obs, self.done = obs, bool(result.done) or self.turns_used >= self.record.max_turns
+        if step.reward is None:  # the environment's failure: no score, no turn
+            self.memory.environment_failed(code, step.error or obs.error)
+        else:
+            self.memory.scored(code, obs)
+        self._changed()
         return step
 
-    def no_code(self, error: str, *, latency_ms: float, prompt_messages: list[dict[str, str]],
-                raw_reply: Optional[str]) -> StepRecord:
-        """A model turn that produced nothing to submit: recorded, and the episode goes on."""
+    def player_failed(self, error: str) -> None:
+        """The player produced nothing to submit (no reply, an HTTP error, prose): no step, no turn;
+        the next prompt tells a model what went wrong."""
         self._check_running()
-        n = len(self.record.steps) + 1
-        # As in inference.py, a failed attempt uses up a turn: a model that never answers with code
-        # cannot hold the episode open forever.
-        done = n >= self.record.max_turns
-        step = step_record(n, None, error=error, latency_ms=latency_ms, prompt_messages=prompt_messages,
-                           raw_reply=raw_reply, done=done)
-        self.record.add_step(step)
-        self.last_error, self.done = error, done
-        return step
+        self.memory.player_failed(error)
 
     def model_messages(self) -> list[dict[str, str]]:
         self._check_running()
-        return build_messages(self.obs, self.best_code, self.stepped[:-1],
-                              best_score=self.best_score if self.best_code else None,
-                              last_code=self.last_code, last_error=self.last_error)
+        return self.memory.messages()
 
 
 class Session:
-    """Everything one browser session owns: its player slots and every episode it played."""
+    """Everything one browser owns (all its tabs, across reloads): its player slots, the model job
+    running for it, and every episode it played (in memory and in the store)."""
 
-    def __init__(self, base_url: str):
+    def __init__(self, base_url: str, browser_id: Optional[str] = None):
         self.base_url = base_url
+        self.browser_id = browser_id
         self.slots: dict[str, EpisodeHandle] = {}
         self.episodes: list[EpisodeRecord] = []
         self.locks = {"play": threading.Lock(), "compare": threading.Lock()}
-        self.stop_requested = False
+        self.job: Any = None  # ui.autoplay.ModelJob while a model plays for this browser
         self.replay: list[EpisodeRecord] = []
         self.last_seen = time.monotonic()
+        self.save_error: Optional[str] = None
 
     def slot(self, name: str) -> EpisodeHandle:
         if name not in self.slots:
-            self.slots[name] = EpisodeHandle(self.base_url)
+            self.slots[name] = EpisodeHandle(self.base_url, on_change=self.save)
         return self.slots[name]
+
+    def save(self, record: EpisodeRecord) -> None:
+        """Persist ``record`` for this browser; a failure is logged and shown, never raised into play."""
+        if not self.browser_id:
+            return
+        from ui.store import store
+        try:
+            store().save(self.browser_id, record)
+            self.save_error = None
+        except Exception as e:  # a full disk must not stop the game: the page says the episode is unsaved
+            log.warning("could not store episode %s: %s", record.episode_id, _one_line(e))
+            self.save_error = f"episode not saved on the server ({_one_line(e)}): export it before leaving"
 
     def started(self, record: EpisodeRecord) -> None:
         self.episodes.append(record)
         del self.episodes[:-MAX_EPISODES_KEPT]
 
     def exportable(self) -> list[EpisodeRecord]:
-        return [r for r in self.episodes if r.steps]
+        """Every stored episode of this browser, plus any played here that the store could not keep."""
+        stored: list[EpisodeRecord] = []
+        if self.browser_id:
+            from ui.store import store
+            stored = store().records(self.browser_id)
+        ids = {r.episode_id for r in stored}
+        return stored + [r for r in self.episodes if r.steps and r.episode_id not in ids]
+
+    @property
+    def running(self) -> bool:
+        return self.job is not None and not self.job.finished
 
     def close(self) -> None:
         for handle in self.slots.values():
@@ -181,28 +212,52 @@ class Session:
 
 
 class Sessions:
+    """Sessions by browser id; a page load binds its Gradio session hash to its browser's id, so a
+    reload (a new hash) finds the same session, its episode and its running model job."""
+
     def __init__(self) -> None:
-        self._by_hash: dict[str, Session] = {}
+        self._by_key: dict[str, Session] = {}
+        self._browser_of: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def get(self, request: Any) -> Session:
-        key = getattr(request, "session_hash", None) or "anonymous"
+    def bind(self, request: Any, browser_id: str) -> Session:
+        hash_ = getattr(request, "session_hash", None) or "anonymous"
         with self._lock:
-            session = self._by_hash.get(key)
+            self._browser_of[hash_] = browser_id
+        return self.get(request)
+
+    def get(self, request: Any) -> Session:
+        hash_ = getattr(request, "session_hash", None) or "anonymous"
+        with self._lock:
+            browser = self._browser_of.get(hash_)
+            key = f"b:{browser}" if browser else f"h:{hash_}"
+            session = self._by_key.get(key)
             if session is None:
-                session = self._by_hash[key] = Session(env_base_url(request))
+                session = self._by_key[key] = Session(env_base_url(request), browser)
             session.last_seen = time.monotonic()
+            self._close_idle(session)
             return session
 
+    def _close_idle(self, keep: Session) -> None:
+        now = time.monotonic()
+        for key, s in list(self._by_key.items()):
+            if s is not keep and not s.running and now - s.last_seen > IDLE_CLOSE_S:
+                del self._by_key[key]
+                s.close()
+
     def drop(self, request: Any) -> None:
-        key = getattr(request, "session_hash", None) or "anonymous"
+        """The page closed: forget its hash; the browser's session (and any model job) lives on."""
+        hash_ = getattr(request, "session_hash", None) or "anonymous"
         with self._lock:
-            session = self._by_hash.pop(key, None)
-        if session is not None:
+            browser = self._browser_of.pop(hash_, None)
+            session = self._by_key.get(f"h:{hash_}") if browser is None else None
+            if session is not None and not session.running:
+                del self._by_key[f"h:{hash_}"]
+        if session is not None and not session.running:
             session.close()
 
     def __len__(self) -> int:
-        return len(self._by_hash)
+        return len(self._by_key)
 
 
 class busy:

@@ -12,20 +12,42 @@ CSS = """
 .kp-badge small { opacity: .8; }
 .kp-pass { background: #e3f4e1; color: #1d5a17; border-color: #9fd39a; }
 .kp-fail { background: #fde4e1; color: #8a1c10; border-color: #f2a59c; }
-.kp-warn { background: #fff3d6; color: #7a5200; border-color: #f0cf7e; }
+.kp-warn { background: #fff3d6; color: #6b4800; border-color: #f0cf7e; }
 .kp-skip { background: transparent; color: var(--body-text-color-subdued); border-color: var(--border-color-primary); }
+.dark .kp-pass { background: #173d14; color: #c9f0c3; border-color: #3f7a38; }
+.dark .kp-fail { background: #4a1510; color: #ffd3cc; border-color: #a3392c; }
+.dark .kp-warn { background: #47340a; color: #ffe4a8; border-color: #9c7a22; }
+/* One verdict per step: hack red, wrong amber, failed to load grey, correct green, environment error blue-grey. */
+.kp-verdict { flex-basis: 100%; border-radius: 10px; padding: 10px 14px; border-left: 6px solid; }
+.kp-verdict-title { font-size: 17px; font-weight: 700; }
+.kp-verdict-detail { font-size: 13px; margin-top: 2px; overflow-wrap: anywhere; }
+.kp-v-hack { background: #b3261e; color: #fff; border-color: #5c0d08; }
+.kp-v-warn { background: #fff0c7; color: #5a3d00; border-color: #d99a00; }
+.kp-v-muted { background: #ececec; color: #333; border-color: #8c8c8c; }
+.kp-v-ok { background: #e3f4e1; color: #14470f; border-color: #3d9a33; }
+.kp-v-info { background: #e6ecf3; color: #1f3550; border-color: #6b88ad; }
+.dark .kp-v-hack { background: #8f1d16; color: #fff; border-color: #ff8a80; }
+.dark .kp-v-warn { background: #4a3608; color: #ffe6a6; border-color: #f0b429; }
+.dark .kp-v-muted { background: #2e2e2e; color: #e6e6e6; border-color: #9a9a9a; }
+.dark .kp-v-ok { background: #16391a; color: #cdf3c7; border-color: #5cc44f; }
+.dark .kp-v-info { background: #1f2b3a; color: #d6e4f5; border-color: #7fa3d1; }
 .kp-flags { display: flex; flex-wrap: wrap; gap: 6px; font-size: 13px; }
 .kp-flag { border-radius: 6px; padding: 2px 8px; font-family: var(--font-mono); }
-.kp-hack { background: #8a1c10; color: #fff; }
-.kp-warning { background: #fff3d6; color: #7a5200; }
+.kp-hack { background: #b3261e; color: #fff; }
+.kp-warning { background: #fff3d6; color: #6b4800; }
+.dark .kp-warning { background: #47340a; color: #ffe4a8; }
 .kp-muted { color: var(--body-text-color-subdued); font-size: 13px; }
 .kp-chart { border: 1px solid var(--border-color-primary); border-radius: 10px; padding: 10px 12px; }
 .kp-chart-title { font-weight: 600; font-size: 14px; margin-bottom: 6px; }
 .kp-costs, .kp-compile { margin-top: 10px; overflow-x: auto; }
 .kp-costs table, .kp-compile table { border-collapse: collapse; font-size: 12px; width: 100%; }
 .kp-costs th, .kp-costs td, .kp-compile th, .kp-compile td { border-bottom: 1px solid var(--border-color-primary); padding: 3px 6px; text-align: left; }
+.kp-svg { display: block; max-width: 100%; height: auto; }
 .kp-svg-label { font: 12px var(--font-mono, monospace); fill: var(--body-text-color, #222); }
-.kp-svg-muted { font: 12px var(--font-mono, monospace); fill: #888; }
+.kp-svg-muted { font: 12px var(--font-mono, monospace); fill: var(--body-text-color-subdued, #666); }
+.kp-svg-grid { stroke: var(--border-color-primary, #ddd); }
+.kp-svg-band { fill: var(--body-text-color, #000); opacity: .18; }
+.kp-whisker line { stroke: var(--body-text-color, #222); stroke-width: 1.5; }
 .kp-legend { display: inline-flex; align-items: center; gap: 4px; margin-right: 12px; font-size: 12px;
   font-family: var(--font-mono); }
 .kp-legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
@@ -34,6 +56,28 @@ CSS = """
 .kp-status-ok { background: #e3f4e1; color: #1d5a17; }
 .kp-status-busy { background: #e6effb; color: #183f73; }
 .kp-status-error { background: #fde4e1; color: #8a1c10; }
+.kp-status-hack { background: #b3261e; color: #fff; font-weight: 600; }
+.kp-status-warn { background: #fff0c7; color: #5a3d00; }
+.kp-status-muted { background: #ececec; color: #333; }
+.dark .kp-status-ok { background: #16391a; color: #cdf3c7; }
+.dark .kp-status-busy { background: #1b2c45; color: #d3e3fa; }
+.dark .kp-status-error { background: #4a1510; color: #ffd3cc; }
+.dark .kp-status-hack { background: #8f1d16; color: #fff; }
+.dark .kp-status-warn { background: #4a3608; color: #ffe6a6; }
+.dark .kp-status-muted { background: #2e2e2e; color: #e6e6e6; }
+/* Phones: rows wrap, nothing scrolls sideways. */
+@media (max-width: 640px) {
+  .gradio-container .row, .gradio-container .form { flex-wrap: wrap !important; }
+  .gradio-container .row > *, .gradio-container .form > * { min-width: 0 !important; flex-basis: 100% !important; }
+  .gradio-container.gradio-container { min-width: 0 !important; max-width: 100vw !important; flex-shrink: 1 !important; }
+  .gradio-container .main { padding-left: 8px !important; padding-right: 8px !important; }
+  .kp-hero h1 { font-size: 24px; }
+  .kp-badge { white-space: normal; }
+}
+.kp-why { margin-top: 10px; }
+.kp-roof { stroke: var(--body-text-color, #222); }
+.kp-group summary { cursor: pointer; font-weight: 600; padding: 4px 0; }
+.kp-sandbox ul { margin: 6px 0; padding-left: 18px; }
 .kp-winner { font-size: 18px; font-weight: 600; padding: 8px 0; }
 """
 
@@ -48,6 +92,7 @@ HEADER = f"""
   for reward hacks.</p>
   <p class="kp-score">score = compiled 0.10 + trials passed 0.30 + correct 0.10 + speed up to 0.50
   (1x earns 0.25 of it, 4x the full 0.50); any detected hack scores 0.</p>
-  <p>New here? Press <b>Run demo solution</b>: it starts an episode and submits a shipped correct solution.</p>
+  <p>New here? Press <b>▶ Run demo solution</b> (a shipped correct Triton kernel), or take the <b>3-minute
+  tour</b>: a correct kernel, a wrong one, a reward hack caught red-handed, then a model playing.</p>
 </div>
 """

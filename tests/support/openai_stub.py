@@ -10,6 +10,9 @@ The policy is the requested model name:
 - ``policy/prose``: an explanation without any code;
 - ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
 - ``policy/error``: HTTP 500.
+- ``policy/gated``: the correct solution, once ``stub.gate`` is set (within ``timeout_s``).
+
+``stub.answered`` counts chat completions fully sent back.
 
 Every request is kept in ``stub.requests`` (path, lower-cased headers, JSON body) for assertions.
 
@@ -32,7 +35,7 @@ from typing import Any, Optional
 import pytest
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
-POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "think", "error")
+POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "think", "error", "gated")
 
 BROKEN_CODE = '''\
 import torch
@@ -118,7 +121,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if policy == "timeout":
             self.server.stub.stopped.wait(self.server.stub.timeout_s)
+        if policy == "gated":
+            self.server.stub.gate.wait(self.server.stub.timeout_s)
         self._send(200, _completion(model, self.server.stub.reply(policy, body.get("messages") or [])))
+        with self.server.stub.lock:
+            self.server.stub.answered += 1
+        self.server.stub.answered_event.set()
 
 
 def _completion(model: str, content: str) -> dict[str, Any]:
@@ -144,6 +152,10 @@ class OpenAIStub:
         self.timeout_s = timeout_s
         self.requests: list[dict[str, Any]] = []
         self.stopped = threading.Event()
+        self.gate = threading.Event()
+        self.answered = 0
+        self.answered_event = threading.Event()  # set once a completion was fully sent
+        self.lock = threading.Lock()
         self._server: Optional[_Server] = None
         self._thread: Optional[threading.Thread] = None
 
@@ -155,7 +167,7 @@ class OpenAIStub:
 
     def reply(self, policy: str, messages: list[dict[str, Any]]) -> str:
         task_id = task_of(messages)
-        if policy in ("correct", "think", "timeout", "correct-triton"):
+        if policy in ("correct", "think", "timeout", "correct-triton", "gated"):
             code = solution(task_id, "triton_" if policy == "correct-triton" else "torch_")
             if code is None:
                 return f"I do not know the task {task_id!r}."

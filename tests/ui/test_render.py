@@ -62,7 +62,7 @@ def test_breakdown_chart_parts_sum_to_the_score():
     s = step(speedup=1.0, kind="modeled")
     html = R.breakdown_chart_html(s)
     assert 'data-score="0.7500"' in html
-    assert "Score 0.75 = 0.10 + 0.30 + 0.10 + 0.25" in html
+    assert "Score 0.750 = 0.100 + 0.300 + 0.100 + 0.250" in html  # three significant digits
     assert html.count("<title>") == 4
 
 
@@ -70,7 +70,12 @@ def test_timing_chart_says_whether_the_speedup_was_measured_or_modeled():
     assert "modeled (H100 roofline estimate, not measured): speedup 2.00x" in R.timing_chart_html(
         step(speedup=2.0, kind="modeled"))
     measured = R.timing_chart_html(step(speedup=2.0, kind="measured_cuda"))
-    assert "measured with CUDA events" in measured and "2 ms" in measured and "whiskers: min to max" in measured
+    assert "measured with CUDA events" in measured and "2.00e+03 µs" not in measured and "2000 µs" in measured
+    assert "whiskers: min to max" in measured and 'class="kp-whisker"' in measured
+    modeled = R.timing_chart_html(step(speedup=2.0, kind="modeled"))  # deterministic: no dispersion marks
+    assert 'class="kp-whisker"' not in modeled and "kp-svg-band" not in modeled and "1000 µs" in modeled
+    assert " ms" not in modeled.replace("µs", "")  # microseconds everywhere
+    assert 'width="640"' in modeled and "time per forward call (µs" in modeled  # fixed size, axis title
     missing = R.timing_chart_html(step(timings=False))
     assert "Timings: not available" in missing and "Modeled GPU time is not available" in missing
 
@@ -100,8 +105,8 @@ def test_timeline_and_scores_track_the_best_so_far():
                            steps=[step(1, correct=False, mismatch=True), step(2), step(3, reward=0.2)])
     record.refresh()
     frame = R.timeline_frame(record)
-    assert frame["best so far"].tolist() == [0.22, 0.5, 0.5]
-    assert frame["outcome"].tolist()[:2] == ["wrong (2/5)", "correct"]
+    assert frame["best so far"].tolist() == ["0.220", "0.500", "0.500"]
+    assert frame["verdict"].tolist()[:2] == ["wrong 2/5", "correct"]
     scores = R.scores_frame([("episode", record)])
     assert set(scores["series"]) == {"score", "best so far"} and len(scores) == 6
     both = R.scores_frame([("A", record), ("B", record)])
@@ -258,3 +263,99 @@ def test_modeled_costs_and_sm90_compile_are_shown_per_launch_and_per_kernel():
     assert "gelu_bias_kernel</td><td>63</td>" in out and "1.6 M fp32" in out and "<td>launch</td>" in out
     assert "<td>31</td><td>0</td><td>0 B</td>" in out and "unsupported AST node" in out
     assert cost_breakdown_html(None) == ""
+
+
+# ---- one verdict per step, the same in every view ---------------------------------------------
+
+def hack_step(flag: str = "decoy_kernel", static_ok: bool = True) -> StepRecord:
+    """A hack whose trials all matched (the decoy) or whose static checks failed (try/except)."""
+    static = StaticResult(ok=static_ok, errors=[] if static_ok else ["line 12: try/except around a kernel launch"],
+                          flags=[] if static_ok else [flag])
+    ev = EvalResult(task_id="gelu_bias", backend="cpu", static=static,
+                    load=LoadResult(ok=True) if static_ok else None,
+                    correctness=CorrectnessResult(correct=False, trials_passed=5, trials_total=5) if static_ok else None,
+                    flags=[flag] if static_ok else [])
+    obs = {"compiled": static_ok, "correct": False, "trials_passed": 5 if static_ok else 0,
+           "trials_total": 5 if static_ok else 0, "flags": [flag], "feedback": "Correctness: WRONG — 5/5 trials passed",
+           "reward_breakdown": {}}
+    return StepRecord(step=1, code="x", observation=obs, evaluation_json=ev.model_dump_json(), reward=0.0)
+
+
+@pytest.mark.parametrize("flag, static_ok, layer", [("decoy_kernel", True, "runtime-check"),
+                                                     ("try_except_fallback", False, "static")])
+def test_a_hack_is_one_red_verdict_everywhere_with_its_layer_and_rule(flag, static_ok, layer):
+    s = hack_step(flag, static_ok)
+    v = R.verdict_of(s)
+    assert v.kind == "hack" and v.title == f"reward hack detected: {flag}, score 0"
+    assert f"caught by the {layer} layer" in v.detail and flag in v.detail
+    html = R.badges_html(s)
+    assert 'data-verdict="hack"' in html and f'data-layer="{layer}"' in html and "kp-v-hack" in html
+    assert "✘ <b>Correct</b> <small>void: reward hack" in html  # never a green "5/5 trials" under a hack
+    assert 'data-stage="performance" data-state="skip"' in html and "did not load" not in html
+    assert R.feedback_text(s).startswith(f"Verdict: reward hack detected: {flag}, score 0")
+    record = EpisodeRecord(task_id="gelu_bias", seed=0, player="human", max_turns=2, steps=[s])
+    record.refresh()
+    assert R.timeline_frame(record)["verdict"].tolist() == [f"hack: {flag}"]
+    assert f"Step 1 of 1: reward hack detected: {flag}, score 0" in R.step_header(s, record)
+
+
+def test_wrong_failed_correct_and_environment_error_each_have_their_own_verdict():
+    assert (R.verdict_of(step(correct=False, mismatch=True)).kind, R.verdict_of(step(correct=False)).style) == \
+        ("wrong", "warn")
+    assert R.verdict_of(step(correct=False)).title == "wrong: 2/5 trials passed, score 0.220"
+    ok = R.verdict_of(step(speedup=1.234, kind="modeled"))
+    assert ok.kind == "correct" and ok.style == "ok" and "1.23x faster (modeled H100 estimate)" in ok.title
+    failed = StepRecord(step=1, code="x", reward=0.0, observation={"compiled": False},
+                        evaluation_json=EvalResult(task_id="t", backend="cpu", static=StaticResult(ok=True),
+                                                   load=LoadResult(ok=False, error="NameError: tl\nmore")
+                                                   ).model_dump_json())
+    v = R.verdict_of(failed)
+    assert (v.kind, v.style, v.detail, v.short) == ("failed", "muted", "NameError: tl", "did not load")
+    harness = StepRecord(step=1, code="x", reward=None, observation={"outcome": "harness_error"},
+                         evaluation_json=EvalResult(task_id="t", backend="cpu", static=StaticResult(ok=True),
+                                                    outcome="harness_error", harness_error="pool died"
+                                                    ).model_dump_json())
+    v = R.verdict_of(harness)
+    assert v.kind == "harness" and v.title == "no score (environment error)" and "pool died" in v.detail
+    assert 'data-stage="correct" data-state="skip"' in R.badges_html(harness)
+
+
+def test_numbers_have_three_significant_digits():
+    from ui.verdict import num, us
+    assert [num(x) for x in (0.875, 0.5, 1.0, 12.345, 2000.0, 123456.0, None)] == \
+        ["0.875", "0.500", "1.00", "12.3", "2000", "123000", "–"]
+    assert us(0.00431) == "4.31 µs"
+
+
+def test_why_this_speedup_names_the_bound_of_each_launch_and_a_plain_verdict():
+    from environment.evaluation.result import LaunchCost, ModeledCost
+    from ui.roofline import why_html
+    two = ModeledCost(target="H100", time_us=4.4, launches=[
+        LaunchCost(name="add_kernel", bytes_unique=4096, flops={"fp32": 512}, time_us=2.2, bound="launch"),
+        LaunchCost(name="gelu_kernel", bytes_unique=4096, flops={"fp32": 2048}, time_us=2.2, bound="launch")])
+    big = ModeledCost(target="H100", time_us=40.0, launches=[
+        LaunchCost(name="fused", bytes_unique=64 * 2**20, flops={"fp32": 1e6}, time_us=40.0, bound="memory")])
+    html = why_html(PerformanceResult(speedup=0.5, speedup_kind="modeled", modeled_reference=big,
+                                      modeled_candidate=two))
+    assert "Why this speedup: launch-bound: fuse the 2 launches into one" in html
+    assert html.count("<circle") == 3 and 'data-bound="launch"' in html and "FLOP per byte" in html
+    mem = why_html(PerformanceResult(speedup=2.0, speedup_kind="modeled", modeled_reference=two,
+                                     modeled_candidate=big))
+    assert "memory-bound: 64.0 MiB moved at up to 3.35 TB/s" in mem
+    assert why_html(PerformanceResult(speedup=2.0, speedup_kind="measured_cuda")) == ""
+
+
+def test_step_diffs_ranking_and_leaderboard():
+    from ui import compare as cmp
+    a, b = step(1), step(2, reward=0.9)
+    b = b.model_copy(update={"code": "class ModelNew: pass\n# faster\n"})
+    record = EpisodeRecord(task_id="gelu_bias", seed=1, player="human", max_turns=3, steps=[a, b])
+    record.refresh()
+    assert "+# faster" in R.step_diff(record, b) and "first submission" in R.step_diff(record, a)
+    model = EpisodeRecord(task_id="gelu_bias", seed=1, player="model", model="m/x", max_turns=3, steps=[step(1)])
+    model.refresh()
+    html = R.ranking_html(cmp.ranking([("A: you", record), ("B: m/x", model)]))
+    assert 'data-winner="A: you"' in html and "best 0.900 at step 2" in html
+    board = cmp.leaderboard([record, model, model])
+    assert board["player"].tolist() == ["person", "m/x"] and board["episodes"].tolist() == [1, 2]
+    assert board["steps to best"].tolist() == [2, 1]

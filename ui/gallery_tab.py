@@ -1,0 +1,101 @@
+"""The Attacks tab: every red-team attack of tests/redteam/, grouped by class, with what it tries
+and which layer stops it; one click loads it into Play. Below, the sandbox layers this host
+offers, as GET /sandbox reports them."""
+from __future__ import annotations
+
+import json
+import urllib.request
+from itertools import groupby
+from typing import Any
+
+import gradio as gr
+
+from environment.tasks import get_task
+from ui import gallery
+from ui import render as R
+from ui.common import example_choices, guarded
+from ui.session import PlayError, env_base_url
+
+LAYER_NOTES = {
+    "landlock": "Landlock: the candidate cannot open files outside its own temporary directory",
+    "seccomp": "seccomp: forbidden system calls (processes, sockets, signals, ptrace) kill the candidate",
+    "rlimits": "rlimits: memory, CPU time and file sizes are capped",
+    "audit_hook": "audit hook: a tripwire on blocked Python events",
+    "user_namespaces": "user namespaces: the candidate runs without the server's identity",
+}
+
+
+def gallery_html() -> str:
+    attacks = gallery.attacks()
+    if not attacks:
+        return ('<div class="kp-muted">The red-team attacks live in tests/redteam/ of the repository, which this '
+                'installation does not include.</div>')
+    parts = []
+    for group, items in groupby(attacks, key=lambda a: a.group):
+        items = list(items)
+        rows = "".join(
+            f'<tr data-attack="{R.esc(a.name)}"><td><code>{R.esc(a.name)}</code></td><td>{R.esc(a.task)}</td>'
+            f'<td>{R.esc(a.tries)}</td><td>{R.esc(a.layer)}</td>'
+            f'<td>{R.esc(a.flag or ("no flag: earns no more than honest work" if a.outcome == "harmless" else ""))}'
+            f'</td></tr>' for a in items)
+        parts.append(f'<details class="kp-group"><summary>{R.esc(group)} ({len(items)})</summary>'
+                     '<div class="kp-costs"><table><thead><tr><th>attack</th><th>task</th><th>what it tries</th>'
+                     f'<th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table></div></details>')
+    return f'<div class="kp-gallery" data-attacks="{len(attacks)}">{"".join(parts)}</div>'
+
+
+def sandbox_html(info: dict) -> str:
+    layers = info.get("layers") or {}
+    items = "".join(
+        f'<li data-layer="{R.esc(k)}" data-on="{str(bool(v)).lower()}">{"✔" if v else "✘"} '
+        f'{R.esc(LAYER_NOTES.get(k, k))}{"" if isinstance(v, bool) else f": {R.esc(v)}"}</li>'
+        for k, v in layers.items())
+    return (f'<div class="kp-sandbox" data-backend="{R.esc(info.get("backend", "?"))}"><b>Backend:</b> '
+            f'{R.esc(info.get("backend", "?"))} · <b>workers:</b> {R.esc(info.get("workers", "?"))}'
+            f'<ul>{items}</ul></div>')
+
+
+def build(play: Any, tabs: Any) -> None:
+    attacks = gallery.attacks()
+    gr.Markdown("Reward hacks people (and models) try, each a file in `tests/redteam/attacks/` that the test suite "
+                "runs against the harness. Open a class to see what each attack tries and which layer stops it; "
+                "load one into Play and submit it to watch the verdict.")
+    with gr.Row():
+        pick = gr.Dropdown([(f"{a.name} — {a.task}, stopped by {a.layer}", a.name) for a in attacks],
+                           value=attacks[0].name if attacks else None, label="Attack", scale=4,
+                           elem_id="attack-select")
+        load = gr.Button("Load into Play", variant="primary", scale=1, elem_id="attack-load-btn")
+    status = gr.HTML("", elem_id="attack-status")
+    gr.HTML(gallery_html(), elem_id="attack-gallery")
+    gr.Markdown("#### Sandbox layers of this host")
+    sandbox_btn = gr.Button("Show the sandbox layers (GET /sandbox)", elem_id="sandbox-btn")
+    sandbox = gr.HTML("", elem_id="sandbox-panel")
+
+    @guarded(status)
+    def on_load(name):
+        try:
+            a = gallery.by_name(name or "")
+        except KeyError:
+            raise PlayError("choose an attack from the list") from None
+        t = get_task(a.task)
+        return {play.task: t.id, play.prompt_md: t.description, play.reference: t.reference_code,
+                play.editor: a.code(),
+                play.example: gr.Dropdown(choices=example_choices(t.id), value=f"attack/{a.file}"),
+                play.status: R.status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
+                                           f"step: {a.stopped_by} should stop it.", "info"),
+                status: R.status_html(f"{a.name} is in the Play tab's editor.", "info"),
+                tabs: gr.Tabs(selected="play")}
+
+    @guarded(sandbox)
+    def on_sandbox(request: gr.Request):
+        url = env_base_url(request) + "/sandbox"
+        try:
+            with urllib.request.urlopen(url, timeout=120) as r:
+                info = json.loads(r.read().decode())
+        except (OSError, ValueError) as e:
+            raise PlayError(f"GET /sandbox failed: {e}") from None
+        return {sandbox: sandbox_html(info)}
+
+    load.click(on_load, [pick], [play.task, play.prompt_md, play.reference, play.editor, play.example, play.status,
+                                 status, tabs], api_name="load_attack")
+    sandbox_btn.click(on_sandbox, None, [sandbox], api_name="sandbox")

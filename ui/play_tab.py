@@ -1,0 +1,311 @@
+"""The Play tab: a person or a model plays an episode; every step gets one verdict.
+
+Model play runs as a server-side job (ui.autoplay): the page follows it, Stop ends it, and a page
+that comes back to the same browser follows it again. Player errors (no reply, HTTP errors,
+replies without code, oversized code) are shown as such and use no turn.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import gradio as gr
+
+from environment.prompt import starting_template
+from environment.tasks import get_task
+from ui import render as R
+from ui.autoplay import ModelJob
+from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
+                       example_code, guarded, step_of, task_choices)
+from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
+from ui.session import PlayError, busy
+
+
+# After a step the verdict is what matters: whenever a new step lands in Play (a submission, a model
+# step, the tour), bring its verdict into view. Installed once per page load.
+FOLLOW_VERDICTS = """() => {
+  if (window.kpFollow) return; window.kpFollow = true; let last = null;
+  const target = document.querySelector('#play-badges');
+  if (!target) return;
+  new MutationObserver(() => {
+    const b = target.querySelector('.kp-badges[data-step]');
+    const key = b && (b.dataset.step + '/' + b.dataset.envMs);
+    if (b && key !== last) { last = key; b.scrollIntoView({block: 'center'}); }
+  }).observe(target, {subtree: true, childList: true});
+}"""
+TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
+
+
+class PlayTab:
+    def __init__(self, first: Any):
+        with gr.Row(equal_height=True, elem_id="play-controls"):
+            self.demo_btn = gr.Button("▶ Run demo solution", variant="primary", scale=2, elem_id="demo-btn")
+            self.tour_btn = gr.Button("3-minute tour", variant="primary", scale=2, elem_id="tour-btn")
+            self.task = gr.Dropdown(task_choices(), value=first.id, label="Task", scale=4, elem_id="task")
+            self.seed = gr.Number(0, label="Seed", precision=0, scale=1, min_width=90, elem_id="seed")
+            self.turns = gr.Slider(1, 10, value=3, step=1, label="Max turns", scale=2, elem_id="max-turns")
+            self.new_btn = gr.Button("New episode", scale=1, elem_id="new-episode-btn")
+        self.status = gr.HTML(R.status_html("Pick a task, then submit code, run the demo solution or let a model "
+                                            "play."), elem_id="play-status")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=300):
+                with gr.Accordion("Task prompt and reference code", open=False):
+                    self.prompt_md = gr.Markdown(first.description, elem_id="task-prompt")
+                    self.reference = gr.Code(first.reference_code, language="python", interactive=False,
+                                             label="Reference (Model)", elem_id="reference-code")
+                self.editor = gr.Code(starting_template(first), language="python", lines=22, max_lines=40,
+                                      label="Your ModelNew", interactive=True, elem_id="editor")
+                with gr.Row(equal_height=True):
+                    self.example = gr.Dropdown(example_choices(first.id), value=default_example(first.id),
+                                               label="Example: shipped solutions and red-team attacks", scale=3,
+                                               elem_id="example-select")
+                    self.load_btn = gr.Button("Load into editor", scale=1, elem_id="load-example-btn")
+                with gr.Row():
+                    self.submit_btn = gr.Button("Submit step", variant="primary", elem_id="submit-btn")
+                    self.finish_btn = gr.Button("Submit and finish", elem_id="finish-btn")
+                with gr.Accordion("Model player", open=True, elem_id="model-player"):
+                    with gr.Row():
+                        self.model = gr.Dropdown(list(DEFAULT_MODELS), value=DEFAULT_MODELS[0], allow_custom_value=True,
+                                                 label="Model id (list or any id)", scale=3, elem_id="model-id")
+                        self.base_url = gr.Textbox(ROUTER_URL, label="API base URL (OpenAI-compatible)", scale=3,
+                                                   elem_id="base-url")
+                    with gr.Row():
+                        self.token = gr.Textbox("", type="password", scale=3, elem_id="token",
+                                                label="Token (empty: the Space's HF_TOKEN, router only)")
+                        self.temperature = gr.Slider(0.0, 1.5, value=0.2, step=0.05, label="Temperature", scale=2,
+                                                     elem_id="temperature")
+                        self.max_tokens = gr.Number(2048, label="Max tokens", precision=0, scale=1,
+                                                    elem_id="max-tokens")
+                    with gr.Row():
+                        self.model_btn = gr.Button("Model step", elem_id="model-step-btn")
+                        self.auto_btn = gr.Button("Auto-play to the end", variant="primary", elem_id="autoplay-btn")
+                        self.stop_btn = gr.Button("Stop", variant="stop", elem_id="stop-btn")
+            with gr.Column(scale=6, min_width=300):
+                self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick")
+        self.outputs = [self.status, self.prompt_md, self.reference, self.editor, self.example] + self.view.components
+        self.restore_outputs = self.outputs + [self.task, self.seed, self.turns]
+        self.model_inputs = [self.task, self.seed, self.turns, self.model, self.base_url, self.token,
+                             self.temperature, self.max_tokens]
+        self._wire()
+
+    # ---- views ---------------------------------------------------------------------------------
+
+    def episode(self, session: Any, step: Any, message: str, kind: str = "ok") -> dict:
+        handle = session.slot("play")
+        record = handle.record
+        if session.save_error:
+            message, kind = f"{message} ({session.save_error})", "error"
+        out = {self.status: R.status_html(message, kind)}
+        if record is not None:
+            state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
+            out.update(self.view.values(record, step, state))
+        return out
+
+    def restore(self, session: Any) -> dict:
+        """What a page (re)loaded by this browser shows: the episode in play, its last step and code."""
+        handle = session.slot("play")
+        record = handle.record
+        if record is None:
+            from ui.store import store
+            runs = store().runs(session.browser_id) if session.browser_id else []
+            if not runs:
+                return {}
+            return {self.status: R.status_html(f"Welcome back: {len(runs)} stored episode(s) of this browser are "
+                                               "in the Runs tab.", "info")}
+        step = record.steps[-1] if record.steps else None
+        if session.running:
+            message, kind = session.job.message, session.job.kind
+        else:
+            message, kind = (f"Welcome back: your {record.task_id} episode is as you left it "
+                             f"({len(record.steps)} step(s)).", "info")
+        out = self.episode(session, step, message, kind)
+        t = get_task(record.task_id)
+        out.update({self.task: record.task_id, self.seed: record.seed, self.turns: record.max_turns,
+                    self.prompt_md: t.description, self.reference: t.reference_code,
+                    self.example: gr.Dropdown(choices=example_choices(t.id), value=default_example(t.id))})
+        last_code = next((s.code for s in reversed(record.steps) if s.code), None)
+        if last_code:
+            out[self.editor] = last_code
+        return out
+
+    def follow(self, session: Any):
+        """Stream the browser's model job into the page until it ends (nothing when none runs)."""
+        job = session.job
+        if job is None:
+            yield {self.status: gr.skip()}  # nothing to follow: leave the page as it is (no yield would clear it)
+            return
+        while True:
+            version = job.version
+            record = job.handle.record
+            step = record.steps[-1] if record and record.steps else None
+            out = self.episode(session, step, job.message, job.kind)
+            if step is not None and step.code:
+                out[self.editor] = step.code
+            yield out
+            if job.finished and version == job.version:
+                return
+            job.wait_change(version)
+
+    # ---- handlers ------------------------------------------------------------------------------
+
+    def _wire(self) -> None:
+        status, view = self.status, self.view
+
+        def ensure_episode(session, task_id: str, seed: int, turns: int) -> tuple[Any, str]:
+            handle = session.slot("play")
+            rec = handle.record
+            if rec is None or handle.done or rec.task_id != task_id or rec.seed != seed or rec.max_turns != turns:
+                why = " (the last one was over)" if rec is not None and handle.done else ""
+                handle.reset(task_id, seed, turns, player="human")
+                session.started(handle.record)
+                return handle, f"Started a new episode on {task_id} (seed {seed}, {turns} turns){why}."
+            return handle, ""
+
+        @guarded(status)
+        def on_new(task_id, seed_value, turns_value, request: gr.Request):
+            task_id, s = checked_task(task_id), checked_seed(seed_value)
+            session = SESSIONS.get(request)
+            with busy(session):
+                handle = session.slot("play")
+                handle.reset(task_id, s, int(turns_value), player="human")
+                session.started(handle.record)
+            out = self.episode(session, None, f"New episode on {task_id} with seed {s}: submit your code.")
+            t = get_task(task_id)
+            out.update({self.prompt_md: handle.obs.prompt, self.reference: t.reference_code})
+            return out
+
+        def submit(code, task_id, seed_value, turns_value, finish: bool, request: gr.Request) -> dict:
+            task_id, s = checked_task(task_id), checked_seed(seed_value)
+            session = SESSIONS.get(request)
+            with busy(session):
+                handle, note = ensure_episode(session, task_id, s, int(turns_value))
+                step = human_turn(handle, code, finish=bool(finish))
+            verdict = R.verdict_of(step)
+            out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}") if x),
+                               verdict.style)
+            out[self.prompt_md] = handle.obs.prompt if handle.obs else get_task(task_id).description
+            return out
+
+        @guarded(status)
+        def on_submit(code, task_id, seed_value, turns_value, request: gr.Request):
+            return submit(code, task_id, seed_value, turns_value, False, request)
+
+        @guarded(status)
+        def on_finish(code, task_id, seed_value, turns_value, request: gr.Request):
+            return submit(code, task_id, seed_value, turns_value, True, request)
+
+        def start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request,
+                        max_steps: Optional[int]):
+            task_id, s = checked_task(task_id), checked_seed(seed_value)
+            settings = ModelSettings.checked(model_id, url, temp, max_tok)
+            session = SESSIONS.get(request)
+            if session.running:
+                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
+            with busy(session):
+                handle, note = ensure_episode(session, task_id, s, int(turns_value))
+            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=max_steps).start()
+            yield from self.follow(session)
+
+        @guarded(status)
+        def on_model_step(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request: gr.Request):
+            yield from start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request, 1)
+
+        @guarded(status)
+        def on_autoplay(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request: gr.Request):
+            yield from start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request, None)
+
+        def on_stop(request: gr.Request):
+            session = SESSIONS.get(request)
+            if not session.running:
+                return {status: R.status_html("Nothing is running.", "info")}
+            # What happens next is shown by the page following the job: writing the status here could
+            # land after the job's last word and hide it.
+            session.job.request_stop()
+            return {status: gr.skip()}
+
+        @guarded(status)
+        def on_task_change(task_id, request: gr.Request):
+            task_id = checked_task(task_id)
+            t = get_task(task_id)
+            session = SESSIONS.get(request)
+            handle = session.slot("play")
+            old = handle.record
+            note = ""
+            if old is not None and old.task_id != task_id and not session.running:
+                note = (f" Your {old.task_id} episode ({len(old.steps)} step(s)) is saved: reopen it from Runs."
+                        if old.steps else "")
+                handle.record, handle.done = None, True
+            out = {self.prompt_md: t.description, self.reference: t.reference_code, self.editor: starting_template(t),
+                   self.example: gr.Dropdown(choices=example_choices(task_id), value=default_example(task_id)),
+                   status: R.status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
+                                         f"to ModelNew). Submit to start an episode.{note}", "info")}
+            if not session.running:
+                out.update(view.values(None, None))
+            return out
+
+        @guarded(status)
+        def on_load_example(task_id, key):
+            code = example_code(checked_task(task_id), key)
+            return {self.editor: code, status: R.status_html(f"Loaded {key} into the editor.", "info")}
+
+        @guarded(status)
+        def on_pick(n, request: gr.Request):
+            handle = SESSIONS.get(request).slot("play")
+            return view.insp.values(handle.record, step_of(handle.record, n))
+
+        @guarded(status)
+        def on_row(evt: gr.SelectData, request: gr.Request):
+            return view.row_step(SESSIONS.get(request).slot("play").record, evt)
+
+        @guarded(status)
+        def on_tour(task_id, seed_value, _turns, model_id, url, tok, temp, max_tok, request: gr.Request):
+            """Correct, wrong, a hack, then the model: one episode of four turns on a graded task."""
+            task_id, s = checked_task(task_id), checked_seed(seed_value)
+            if not get_task(task_id).graded:
+                task_id = "gelu_bias"
+            settings = ModelSettings.checked(model_id, url, temp, max_tok)
+            session = SESSIONS.get(request)
+            if session.running:
+                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
+            keys = [v for _, v in example_choices(task_id)]
+            picks = [(next((k for k in keys if k.startswith(prefix)), None), what) for prefix, what in TOUR]
+            with busy(session):
+                handle = session.slot("play")
+                handle.reset(task_id, s, len(picks) + 1, player="human")
+                session.started(handle.record)
+            for i, (key, what) in enumerate(picks, 1):
+                if key is None:
+                    continue
+                code = example_code(task_id, key)
+                yield {status: R.status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
+                       self.task: task_id, self.turns: len(picks) + 1}
+                with busy(session):
+                    step = human_turn(handle, code)
+                v = R.verdict_of(step)
+                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
+            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
+            for out in self.follow(session):
+                if self.status in out and not session.running:
+                    out[self.status] = R.status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
+                                                     "that is the tour: now write your own kernel.", session.job.kind)
+                yield out
+
+        # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.
+        common = dict(concurrency_limit=CONCURRENCY, show_progress_on=[status])
+        everything = self.outputs
+        episode_in = [self.task, self.seed, self.turns]
+        self.new_btn.click(on_new, episode_in, everything, api_name="new_episode", **common)
+        self.submit_btn.click(on_submit, [self.editor] + episode_in, everything, api_name="submit_step", **common)
+        self.finish_btn.click(on_finish, [self.editor] + episode_in, everything, api_name="submit_and_finish",
+                              **common)
+        self.model_btn.click(on_model_step, self.model_inputs, everything, api_name="model_step", **common)
+        self.auto_btn.click(on_autoplay, self.model_inputs, everything, api_name="autoplay", **common)
+        self.stop_btn.click(on_stop, None, [status], api_name="stop", queue=False)
+        self.task.input(on_task_change, [self.task], everything, api_name="choose_task", show_progress_on=[status])
+        self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
+                            show_progress_on=[status])
+        self.demo_btn.click(on_load_example, [self.task, self.example], everything, show_progress_on=[status]).then(
+            on_submit, [self.editor] + episode_in, everything, **common)
+        self.tour_btn.click(on_tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
+        view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
+                             show_progress_on=[status])
+        view.timeline.select(on_row, None, everything, show_progress_on=[status])
