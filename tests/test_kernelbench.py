@@ -199,7 +199,7 @@ def test_a_failing_file_is_listed_with_its_reason_and_the_rest_still_load(tmp_pa
             get_task(broken.id)
         relu = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n"
         assert evaluate(get_task(cuda_inputs.id), relu, seed=2).correct
-        from ui.app import task_choices  # the playground's list: marked, with the reason
+        from ui.common import task_choices  # the playground's list: marked, with the reason
         labels = dict((v, k) for k, v in task_choices())
         assert labels[broken.id].startswith("⊘") and "unavailable: importing it failed" in labels[broken.id]
         assert "gen/matmul_epilogue/3/0" in labels and labels["gelu_bias"].startswith("gelu_bias — ")
