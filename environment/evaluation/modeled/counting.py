@@ -31,6 +31,7 @@ class CostCounter:
         lift copies a constant of the trace; never free data movement)."""
         self.lifts_are_copies = lifts_are_copies
         self.launch: TritonLaunch | None = None   # the Triton launch running now
+        self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []
         self.records: list[dict] = []
         self.kernels: dict[str, dict] = {}        # distinct launch signatures, by canonical key
@@ -71,7 +72,9 @@ class CostCounter:
 
     def launch_end(self) -> None:
         launch, self.launch = self.launch, self._outer.pop()
+        self.finished = launch
         record, reads, writes = launch.finish()
+        launch.reads, launch.writes = reads, writes
         record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
         self.records.append(record)
         race = launch.cross_program_raw(reads, writes)

@@ -65,12 +65,22 @@ class TritonLaunch:
         self._program_flops: dict[str, float] = defaultdict(float)
         self.program_bytes_max = 0
         self.program_flops_max: dict[str, float] = {}
+        # per program, for a sampled launch (replay/sampled.py scales these to the whole grid)
+        self.per_program: list[dict] = []
+        self._program_sectors: dict[str, list] = {"read": [], "write": []}
+        self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
 
     def program(self) -> None:
         self._close_program()
         self.programs += 1
 
     def _close_program(self) -> None:
+        if self.programs:
+            unique = {side: int(sorted_unique(np.concatenate(parts)).size) if parts else 0
+                      for side, parts in self._program_sectors.items()}
+            self.per_program.append({"sectors": self._program_bytes, "read": unique["read"],
+                                     "write": unique["write"], "flops": dict(self._program_flops)})
+        self._program_sectors = {"read": [], "write": []}
         self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
         if sum(self._program_flops.values()) > sum(self.program_flops_max.values()):
             self.program_flops_max = dict(self._program_flops)
@@ -87,6 +97,9 @@ class TritonLaunch:
         self._program_bytes += moved
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._sectors[side].append(sectors)
+            self._program_sectors[side].append(sectors)
+        if kind != "read":
+            self.store_log.append((addrs, itemsize))
         got, progs = self._addrs[kind]
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))

@@ -8,11 +8,12 @@ tree (rebuild.py), never the submission's own objects. Memory a step allocates i
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from torch.utils._pytree import tree_leaves
 
+from environment.evaluation.replay import sampled
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
 
 _ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
@@ -95,8 +96,14 @@ def _poison(tensors: list[torch.Tensor]) -> None:
 
 class Replay:
     def __init__(self, trace: Trace, inputs: list[torch.Tensor], constants: list[torch.Tensor],
-                 kernels: ModuleType, kernel_names: list[str], counter: Any) -> None:
+                 kernels: ModuleType, kernel_names: list[str], counter: Any, sample_seed: Optional[int] = None) -> None:
+        """sample_seed: run a sample of each launch's programs (replay/sampled.py) and scale its counts
+        to the grid, as the replay at the task's GPU shape does; None runs every program."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
+        self.sample_seed = sample_seed
+        self.stores: list = []            # (addresses, itemsize) the sampled programs stored to
+        self.aten_written: list[torch.Tensor] = []   # tensors aten steps wrote (sampled replay)
+        self._launches = 0
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
             if s.source == "input":
@@ -171,6 +178,8 @@ class Replay:
         if step.op.split(".")[1] in _ALLOCATIONS:
             with self.counter.paused():
                 _poison(leaves)
+        elif self.sample_seed is not None:
+            self.aten_written.extend(leaves)
 
     def _launch(self, step) -> None:
         if step.kernel not in self.names:
@@ -179,4 +188,34 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
-        kernel[tuple(step.grid)](*args, **kwargs)
+        if self.sample_seed is None:
+            kernel[tuple(step.grid)](*args, **kwargs)
+            return
+        self._sampled_launch(kernel, tuple(step.grid), args, kwargs)
+
+    def _sampled_launch(self, kernel, grid: tuple[int, int, int], args: list, kwargs: dict) -> None:
+        import triton.runtime.interpreter as interp
+        if not isinstance(kernel, interp.InterpretedFunction):
+            raise ReplayError(f"{kernel!r} is not an interpreted kernel")
+        chosen = sampled.choose_programs(grid, self.sample_seed, self._launches)
+        self._launches += 1
+        executor = interp.GridExecutor(kernel.rewrite(), kernel.arg_names, grid, kernel.pre_run_hooks)
+        sampled.run_sampled(executor, [p for p, _ in chosen], args, kwargs)
+        launch = self.counter.finished
+        self.counter.records[-1] = sampled.scale_record(
+            self.counter.records[-1], launch.per_program, [r for _, r in chosen], grid, launch.reads, launch.writes,
+            sampled.tensor_spans([*args, *kwargs.values()]))
+        self.stores.extend(launch.store_log)
+
+    def checked_outputs(self) -> list[torch.Tensor]:
+        """Per output, the indices of the elements the sampled replay's executed work wrote and their
+        values: [indices_0, values_0, indices_1, values_1, ...] (what the evaluator compares with the
+        reference at those positions)."""
+        out = []
+        with self.counter.paused():
+            for ref in self.trace.outputs:
+                t = self.tensor(ref)
+                idx = sampled.written_elements(t, self.stores, self.aten_written)
+                index = torch.from_numpy(idx)
+                out += [index, t.flatten()[index].clone()]
+        return out
