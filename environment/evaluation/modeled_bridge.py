@@ -100,27 +100,9 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     if not h_head.ok:
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
 
-    def at_gpu_shape(rebuilt: Any) -> Optional[dict]:
-        """The GPU-shape trace, the reference's run there, and the replay job's part (None: model shape only)."""
+    def at_gpu_shape(rebuilt: Any):
         from environment.evaluation import modeled_gpu
-        gpu, why = modeled_gpu.plan(task, reference, cfg.input_cap_bytes, ctx.seeds.heldout, shape)
-        if gpu is None:
-            return {"why": why}
-        try:
-            g_head, g_consts = cand.request(TraceCall(init=gpu.init, geometry=gpu.geometry), Traced, [],
-                                            cfg.timeout_s * 4)
-        except FrameError as exc:
-            return {"flag": F.PROTOCOL_VIOLATION, "why": f"the GPU-shape call's reply broke the protocol ({exc})"}
-        why = modeled_gpu.usable_trace(g_head, rebuilt)
-        if why:
-            return {"why": why, "shape": gpu.shape}
-        r_head, r_out = ref.request(Count(init=gpu.init), Counted, gpu.inputs, cfg.timeout_s * 4)
-        if not r_head.ok:
-            return {"why": f"the reference cannot run there on this host ({(r_head.error or '')[:200]})",
-                    "shape": gpu.shape}
-        return {"shape": gpu.shape, "trace": g_head.trace, "tensors": list(gpu.inputs) + list(g_consts),
-                "inputs": len(gpu.inputs), "seed": gpu.sample_seed, "reference": r_head.report,
-                "expected": r_out}
+        return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt)
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
                      lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout,
@@ -164,9 +146,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     mark = time.perf_counter()
     gpu = at_gpu_shape(rebuilt) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
-    if gpu is not None and gpu.get("flag"):
-        return _no_credit(gpu["flag"], f"At the GPU shape: {gpu['why']}.")
-    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and "trace" in gpu else None)
+    if gpu is not None and gpu.flag:
+        return _no_credit(gpu.flag, f"At the GPU shape: {gpu.why}.")
+    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
     replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
         return replayed
@@ -195,30 +177,18 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     invalid = validate_cost(cand_cost, output_bytes, spec)
     if invalid:
         return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
-    priced_at = shape
+    priced_at, gpu_note = shape, ""
     if gpu is not None:
         from environment.evaluation import modeled_gpu
-        flag, why = modeled_gpu.judge(ctx, head, checked, gpu["expected"]) if "trace" in gpu else (None, gpu["why"])
-        if flag:
-            return _no_credit(flag, f"At the GPU shape {gpu['shape']}: {why}.", triton_launches=launches)
-        if not why:
-            try:
-                g_cand = model_cost(head.sampled_report["launches"], spec, tolerance, gpu["shape"])
-                g_ref = model_cost(gpu["reference"]["launches"], spec, tolerance, gpu["shape"])
-                why = validate_cost(g_cand, sum(t.numel() * t.element_size() for t in gpu["expected"]), spec) or ""
-            except (KeyError, TypeError, ValueError) as exc:
-                why = f"its cost records are invalid ({exc})"
-            if not why:
-                report = dict(report, kernels=report.get("kernels", []) + head.sampled_report.get("kernels", []),
-                              cross_program_raw=report.get("cross_program_raw", []) +
-                              head.sampled_report.get("cross_program_raw", []),
-                              aten_in_kernel=report.get("aten_in_kernel", []) +
-                              head.sampled_report.get("aten_in_kernel", []))
-                cand_cost, ref_cost, priced_at = g_cand, g_ref, gpu["shape"]
-        gpu_note = "" if not why else (f" Priced at the model shape: at the GPU shape"
-                                       f"{' ' + str(gpu['shape']) if gpu.get('shape') else ''} {why}.")
-    else:
-        gpu_note = ""
+        priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost)
+        if priced.flag:
+            return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}",
+                              triton_launches=launches)
+        if priced.candidate is not None:
+            report = modeled_gpu.merged_report(report, head.sampled_report)
+            cand_cost, ref_cost, priced_at = priced.candidate, priced.reference, gpu.shape
+        else:
+            gpu_note = f" Priced at the model shape: {priced.why}."
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled.gates import modeled_gates
@@ -244,16 +214,16 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
 
 
-def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Optional[dict] = None):
+def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):
     """(report, outputs, reply, checked GPU-shape outputs) of the trusted replay, or the outcome that
     ends the stage. With `gpu`, the same job also replays the GPU-shape trace with sampled programs."""
     import tempfile
     cfg = ctx.config
     sampled, extra = None, []
     if gpu is not None:
-        sampled = SampledReplay(trace=gpu["trace"], inputs=gpu["inputs"], constants=len(gpu["tensors"]) - gpu["inputs"],
-                                seed=gpu["seed"])
-        extra = gpu["tensors"]
+        sampled = SampledReplay(trace=gpu.trace, inputs=len(gpu.inputs), constants=len(gpu.constants),
+                                seed=gpu.sample_seed)
+        extra = list(gpu.inputs) + list(gpu.constants)
     job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
                     backend=ctx.backend, limits=Limits.of(cfg), sampled=sampled)

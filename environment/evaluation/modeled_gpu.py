@@ -3,10 +3,11 @@
 The model-shape replay (modeled_bridge.py) proves on held-out inputs that the candidate's recorded
 work computes the answer. This stage prices that work at a size a GPU runs:
 
-1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits the
-   evaluator's input cap (bounded memory: every process holds at most one copy of its inputs,
-   `torch.empty` pages are only committed when touched). None (model shape only) when the task
-   has no GPU shape, none fits, or its inputs are not all tensors.
+1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
+   INPUT_CAP_BYTES and the evaluator's input cap (bounded memory: the evaluator, the reference child
+   and the replayer each hold one copy of the inputs; the candidate allocates zeros whose pages are
+   only committed when touched). None (model shape only) when the task has no GPU shape, none fits,
+   or its inputs are not all tensors.
 2. The candidate's host code runs at that shape on zero-filled inputs it allocates itself (no values
    are sent: they are never used); its trace gives each launch's grid and arguments.
 3. The reference runs (and is counted, as at the model shape) in its own child on inputs of that
@@ -18,13 +19,19 @@ work computes the answer. This stage prices that work at a size a GPU runs:
    `size_dependent`: host code that computes something else at the large shape earns nothing);
    the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
    programs were to write, no check program outside the estimate's range, every output checked
-   somewhere, the launches write at least the output bytes). Otherwise the model-shape speedup
-   stands and the note says why.
+   somewhere, the launches write at least the output bytes).
+
+Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
+(no GPU shape, too large for this host, the reference failing there) every submission keeps its
+model-shape speedup and the note says why; when the *submission's* behaviour at the GPU shape
+prevents it (forward failing or reading values to the host there, a trace that does not replay,
+an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
+badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import torch
@@ -34,13 +41,34 @@ from environment.evaluation.compare import compare
 from environment.evaluation.inputs import _planned_bytes, json_init, make_inputs
 
 
+# Inputs of the GPU shape are held by the evaluator, the reference child and the replayer (one copy
+# each); larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
+INPUT_CAP_BYTES = 256 << 20
+
+
 @dataclass
-class GpuPlan:
-    shape: dict[str, int]
-    geometry: list[tuple[list[int], str]]
-    inputs: list[torch.Tensor]
-    init: list[Any]
-    sample_seed: int
+class GpuRun:
+    """What the GPU-shape stage has before the replay: the plan, the candidate's trace there and the
+    reference's run there; or why there is none (`why`), and whether that is the submission's doing
+    (`flag`: the stage ends with no speed credit) or the environment's (model-shape price stands)."""
+    shape: dict[str, int] = field(default_factory=dict)
+    inputs: list[torch.Tensor] = field(default_factory=list)
+    sample_seed: int = 0
+    trace: Any = None
+    constants: list[torch.Tensor] = field(default_factory=list)
+    reference: Optional[dict] = None
+    expected: list[torch.Tensor] = field(default_factory=list)
+    why: str = ""
+    flag: Optional[str] = None
+
+
+@dataclass
+class Priced:
+    candidate: Any = None     # ModeledCost at the GPU shape, when it can be credited
+    reference: Any = None
+    why: str = ""
+    flag: Optional[str] = None
+    fix: str = ""
 
 
 def _label(seed: int, label: str) -> int:
@@ -59,33 +87,68 @@ def choose_shape(task: Any, reference: Any, cap_bytes: int) -> tuple[Optional[di
         if planned is not None and planned <= cap_bytes:
             sized.append((planned, i, shape))
     if not sized:
-        return None, "no GPU shape's inputs fit the evaluator's input cap"
+        return None, f"no GPU shape's inputs fit in {cap_bytes >> 20} MiB"
     return min(sized)[2], ""
 
 
-def plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int,
-         model_shape: dict[str, int]) -> tuple[Optional[GpuPlan], str]:
-    """The GPU-shape run's inputs and seeds (the reference module's dimensions are left at the model shape)."""
+def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_shape: dict[str, int]):
+    """(shape, geometry, inputs, init, sample seed) or a GpuRun saying why not (the reference
+    module's dimensions are left at the model shape)."""
     shape, why = choose_shape(task, reference, cap_bytes)
     try:
         if shape is None:
-            return None, why
+            return GpuRun(why=why)
         for name, value in shape.items():
             setattr(reference, name, value)
         with torch.device("meta"):
             planned = list(reference.get_inputs())
         if not all(isinstance(t, torch.Tensor) for t in planned):
-            return None, "the task's inputs are not all tensors"
+            return GpuRun(why="the task's inputs are not all tensors")
         geometry = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in planned]
         inputs = make_inputs(reference, shape, "normal", _label(heldout_seed, "gpu-inputs"), cap_bytes=cap_bytes)
-        return GpuPlan(shape=shape, geometry=geometry, inputs=inputs, init=json_init(reference),
-                       sample_seed=_label(heldout_seed, "gpu-sample")), ""
+        return shape, geometry, inputs, json_init(reference), _label(heldout_seed, "gpu-sample")
     finally:
         for name, value in model_shape.items():
             setattr(reference, name, value)
 
 
-def usable_trace(traced: Any, rebuilt: Any) -> str:
+def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any) -> GpuRun:
+    """The GPU-shape trace of the candidate and the reference's counted run there (before the replay)."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.frames import FrameError
+    from environment.evaluation.protocol import Count, Counted, TraceCall, Traced
+
+    cfg = ctx.config
+    planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
+    if isinstance(planned, GpuRun):
+        return planned
+    shape, geometry, inputs, init, seed = planned
+    try:
+        traced, constants = cand.request(TraceCall(init=init, geometry=geometry), Traced, [], cfg.timeout_s * 4)
+    except FrameError as exc:
+        return GpuRun(shape=shape, why=f"the GPU-shape call's reply broke the protocol ({exc})",
+                      flag=F.PROTOCOL_VIOLATION)
+    except ChildDied as died:
+        return GpuRun(shape=shape, why=f"forward stopped at the GPU shape ({died.reason})", flag=F.UNREPLAYABLE)
+    why = usable_trace(traced)
+    if why:
+        return GpuRun(shape=shape, why=why, flag=F.UNREPLAYABLE)
+    missing = {s.kernel for s in traced.trace.steps if s.kind == "triton"} - set(rebuilt.kernels)
+    if missing:
+        return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
+                      flag=F.UNREPLAYABLE)
+    try:
+        counted, expected = ref.request(Count(init=init), Counted, inputs, cfg.timeout_s * 4)
+    except ChildDied as died:  # the environment's: every submission would be priced at the model shape
+        return GpuRun(shape=shape, why=f"the reference stopped at the GPU shape on this host ({died.reason})")
+    if not counted.ok:
+        return GpuRun(shape=shape, why=f"the reference cannot run at the GPU shape on this host "
+                                       f"({(counted.error or '')[:200]})")
+    return GpuRun(shape=shape, inputs=inputs, sample_seed=seed, trace=traced.trace, constants=list(constants),
+                  reference=counted.report, expected=list(expected))
+
+
+def usable_trace(traced: Any) -> str:
     """Why the GPU-shape trace cannot be replayed ("" when it can)."""
     if not traced.ok:
         return f"forward failed at the GPU shape ({(traced.error or '')[:300]})"
@@ -93,11 +156,39 @@ def usable_trace(traced: Any, rebuilt: Any) -> str:
     if trace is None or trace.unreplayable:
         return f"the GPU-shape call cannot be replayed ({trace.unreplayable if trace else 'no trace'})"
     if trace.host_reads:
-        return "forward reads values back to the host"
-    missing = {s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels)
-    if missing:
-        return f"kernel {sorted(missing)[0]} is not among the rebuilt kernels"
+        return "forward reads values back to the host at the GPU shape"
     return ""
+
+
+_FIX = ("Launch the same computation at every size, with launches that feed each other over the same grid "
+        "(or fused), so the harness can price it at the GPU shape.")
+
+
+def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: dict, tolerance: dict,
+          validate: Any) -> Priced:
+    """The GPU-shape costs of the candidate and the reference, or why not (see the module docstring)."""
+    from environment.evaluation.modeled.model import model_cost
+    if gpu.trace is None:
+        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "))
+    flag, why = judge(ctx, head, checked, gpu.expected)
+    if flag or why:
+        return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
+    try:
+        cand = model_cost(head.sampled_report["launches"], spec, tolerance, gpu.shape)
+        ref = model_cost(gpu.reference["launches"], spec, tolerance, gpu.shape)
+    except (KeyError, TypeError, ValueError) as exc:
+        return Priced(why=f"its cost records are invalid ({exc})", flag=F.INVALID_COST)
+    invalid = validate(cand, sum(t.numel() * t.element_size() for t in gpu.expected), spec)
+    if invalid:
+        return Priced(why=f"the modeled cost cannot be credited: {invalid}", flag=F.INVALID_COST)
+    return Priced(candidate=cand, reference=ref)
+
+
+def merged_report(report: dict, sampled: dict) -> dict:
+    """The model-shape report with the GPU-shape replay's kernels (compiled for sm_90 too: a block
+    size picked from the shape is another kernel) and gate findings added."""
+    return dict(report, **{key: list(report.get(key, [])) + list(sampled.get(key, []))
+                           for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
 
 
 def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch.Tensor]) -> tuple[Optional[str], str]:

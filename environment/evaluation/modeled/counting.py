@@ -26,10 +26,12 @@ REPORT_VERSION = 1
 
 
 class CostCounter:
-    def __init__(self, lifts_are_copies: bool = False) -> None:
+    def __init__(self, lifts_are_copies: bool = False, addresses: bool = True) -> None:
         """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
-        lift copies a constant of the trace; never free data movement)."""
+        lift copies a constant of the trace; never free data movement). addresses=False: no
+        per-element load addresses (no cross-program race check; the sampled GPU-shape replay)."""
         self.lifts_are_copies = lifts_are_copies
+        self.addresses = addresses
         self.launch: TritonLaunch | None = None   # the Triton launch running now
         self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []
@@ -68,7 +70,7 @@ class CostCounter:
         if self.launch is not None:  # launched from a program body or grid function: host code in a kernel
             self.aten_in_kernel.append(f"triton launch {signature['name']} in {self.launch.name}")
         self._outer.append(self.launch)
-        self.launch = TritonLaunch(signature["name"], signature)
+        self.launch = TritonLaunch(signature["name"], signature, self.addresses)
 
     def launch_end(self) -> None:
         launch, self.launch = self.launch, self._outer.pop()

@@ -103,7 +103,6 @@ class Replay:
         self.sample_seed = sample_seed
         self.stores: list = []            # (addresses, itemsize) the sampled programs stored to
         self.aten_written: list[torch.Tensor] = []   # tensors aten steps wrote (sampled replay)
-        self._launches = 0
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
             if s.source == "input":
@@ -197,8 +196,7 @@ class Replay:
         import triton.runtime.interpreter as interp
         if not isinstance(kernel, interp.InterpretedFunction):
             raise ReplayError(f"{kernel!r} is not an interpreted kernel")
-        chosen = sampled.choose_programs(grid, self.sample_seed, self._launches)
-        self._launches += 1
+        chosen = sampled.choose_programs(grid, self.sample_seed)
         executor = interp.GridExecutor(kernel.rewrite(), kernel.arg_names, grid, kernel.pre_run_hooks)
         sampled.run_sampled(executor, [p for p, _ in chosen], args, kwargs)
         launch = self.counter.finished

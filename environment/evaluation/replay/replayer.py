@@ -91,7 +91,7 @@ def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict,
     ({sampled_report} or {sampled_error}, the checked output positions and their values)."""
     sampled = job.sampled
     try:
-        counter = CostCounter(lifts_are_copies=True)
+        counter = CostCounter(lifts_are_copies=True, addresses=False)
         replay = Replay(sampled.trace, tensors[:sampled.inputs], tensors[sampled.inputs:], module, job.kernels,
                         counter, sample_seed=sampled.seed)
         with torch.no_grad(), counter:
