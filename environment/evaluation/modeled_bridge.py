@@ -147,7 +147,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     gpu = at_gpu_shape(rebuilt) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
     if gpu is not None and gpu.flag:
-        return _no_credit(gpu.flag, f"At the GPU shape: {gpu.why}.")
+        return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.")
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
     replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
@@ -182,7 +182,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         from environment.evaluation import modeled_gpu
         priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost)
         if priced.flag:
-            return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}",
+            return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
                               triton_launches=launches)
         if priced.candidate is not None:
             report = modeled_gpu.merged_report(report, head.sampled_report)

@@ -129,7 +129,7 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
         return GpuRun(shape=shape, why=f"the GPU-shape call's reply broke the protocol ({exc})",
                       flag=F.PROTOCOL_VIOLATION)
     except ChildDied as died:
-        return GpuRun(shape=shape, why=f"forward stopped at the GPU shape ({died.reason})", flag=F.UNREPLAYABLE)
+        return GpuRun(shape=shape, why=f"forward stopped there ({died.reason})", flag=F.UNREPLAYABLE)
     why = usable_trace(traced)
     if why:
         return GpuRun(shape=shape, why=why, flag=F.UNREPLAYABLE)
@@ -151,12 +151,12 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
 def usable_trace(traced: Any) -> str:
     """Why the GPU-shape trace cannot be replayed ("" when it can)."""
     if not traced.ok:
-        return f"forward failed at the GPU shape ({(traced.error or '')[:300]})"
+        return f"forward failed there ({(traced.error or '')[:300]})"
     trace = traced.trace
     if trace is None or trace.unreplayable:
-        return f"the GPU-shape call cannot be replayed ({trace.unreplayable if trace else 'no trace'})"
+        return f"the call cannot be replayed there ({trace.unreplayable if trace else 'no trace'})"
     if trace.host_reads:
-        return "forward reads values back to the host at the GPU shape"
+        return "forward reads values back to the host there (.item(), .tolist(), bool(tensor))"
     return ""
 
 
@@ -170,7 +170,7 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     from environment.evaluation.modeled.model import model_cost
     if gpu.trace is None:
         return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "))
-    flag, why = judge(ctx, head, checked, gpu.expected)
+    flag, why = judge(ctx, head, checked, gpu.expected, gpu.shape)
     if flag or why:
         return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
     try:
@@ -191,7 +191,8 @@ def merged_report(report: dict, sampled: dict) -> dict:
                            for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
 
 
-def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch.Tensor]) -> tuple[Optional[str], str]:
+def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch.Tensor],
+          shape: dict[str, int]) -> tuple[Optional[str], str]:
     """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can."""
     if head.sampled_error:
         return None, f"its replay failed ({head.sampled_error[:300]})"
@@ -211,10 +212,10 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
         if index.dtype != torch.int64 or int(index.max()) >= want.numel() or int(index.min()) < 0:
             return None, f"output {k} does not have the reference's shape"
         got = want.flatten()[index]
-        err, _, _ = compare(got, values, ctx.task.atol, ctx.task.rtol, -1, "normal", {})
+        err, _, _ = compare(got, values, ctx.task.atol, ctx.task.rtol, -1, "normal", shape)
         if err:
-            return F.SIZE_DEPENDENT, (f"at the GPU shape the sampled programs compute a wrong result ({err}): host "
-                                      "code must launch the same computation at every size")
+            return F.SIZE_DEPENDENT, (f"the sampled programs compute a wrong result ({err}): host code must "
+                                      "launch the same computation at every size")
     written = sum(r.get("bytes_written", r["bytes_unique"]) for r in report.get("launches", []))
     output_bytes = sum(t.numel() * t.element_size() for t in expected)
     if written < output_bytes:
