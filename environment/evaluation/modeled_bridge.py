@@ -146,8 +146,6 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     mark = time.perf_counter()
     gpu = at_gpu_shape(rebuilt) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
-    if gpu is not None and gpu.flag:
-        return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.")
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
     replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
@@ -178,6 +176,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     if invalid:
         return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
     priced_at, gpu_note = shape, ""
+    if gpu is not None and gpu.flag:  # after the model-shape verdict: misbehaving at size hides no hack
+        return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.",
+                          triton_launches=launches)
     if gpu is not None:
         from environment.evaluation import modeled_gpu
         priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost)
@@ -240,4 +241,12 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
-    return head.report, outputs[:head.outputs], head, outputs[head.outputs:]
+    if sampled is None:
+        return head.report, outputs, None, []
+    try:  # the GPU-shape replay answers second: whatever stops it, the first replay's verdict stands
+        second, checked = ctx.replayer.receive(Replayed, cfg.timeout_s * 4)
+    except ChildDied as died:
+        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
+    except FrameError as exc:
+        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
+    return head.report, outputs, second, checked

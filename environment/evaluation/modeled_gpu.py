@@ -199,7 +199,7 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
     report = head.sampled_report or {}
     if report.get("tainted_launches"):
         return None, (f"launch {report['tainted_launches'][0]} reads memory that unsampled programs write "
-                      "(a pipeline of launches is priced at the model shape)")
+                      "(what it computes there cannot be checked)")
     outliers = [r["name"] for r in report.get("launches", []) if r.get("sample_outliers")]
     if outliers:
         return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"

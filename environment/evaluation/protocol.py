@@ -193,10 +193,11 @@ class Traced(Reply):
 
 
 class Replayed(Reply):
+    """The replayer's answer; a job with a sampled replay gets a second one carrying only
+    `sampled_report` or `sampled_error`, and the checked positions and values as its tensors."""
     kind: Literal["replayed"]
     harness: bool = Field(False, description="the replayer's own failure (not the trace's): a harness error")
     report: dict[str, Any] = Field(default_factory=dict)
-    outputs: int = Field(0, ge=0, description="tensors of the first replay; the sampled replay's follow")
     sampled_report: Optional[dict[str, Any]] = None
     sampled_error: Optional[str] = None
     layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)

@@ -71,19 +71,23 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         with torch.no_grad(), counter:
             outputs = replay.run()
         report = counter.report(outputs=outputs)
-        done = reply(ok=True, report=report, outputs=len(outputs))
+        done = reply(ok=True, report=report, compute_s=time.perf_counter() - start)
     except ReplayError as exc:
         done, outputs = reply(ok=False, error=str(exc)), []
     except Exception as exc:  # whatever the trace makes the replay raise is the trace's (never a harness error)
         done, outputs = reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"), []
-    if done.ok and job.sampled is not None:
-        update, checked = _sampled(job, rest, module)
-        done, outputs = done.model_copy(update=update), outputs + checked
-    done = done.model_copy(update={"compute_s": time.perf_counter() - start}) if done.ok else done
     try:
         send_reply(res_fd, done, outputs)
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
+        return
+    if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
+        del outputs, replay, counter
+        update, checked = _sampled(job, rest, module)
+        try:
+            send_reply(res_fd, reply(ok=True, **update), checked)
+        except frames.FrameError as exc:
+            send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
 
 
 def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict, list[torch.Tensor]]:

@@ -6,14 +6,11 @@ import triton.language as tl
 
 
 @triton.jit
-def gelu_column_kernel(x_ptr, b_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr):
-    col = tl.program_id(0)
-    b = tl.load(b_ptr + col)
-    for r0 in range(0, M, BLOCK_M):
-        rows = r0 + tl.arange(0, BLOCK_M)
-        mask = rows < M
-        v = tl.load(x_ptr + rows * N + col, mask=mask, other=0.0) + b
-        tl.store(out_ptr + rows * N + col, 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476)), mask=mask)
+def gelu_bias_kernel(x_ptr, b_ptr, out_ptr, n_elements, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    v = tl.load(x_ptr + offs, mask=mask, other=0.0) + tl.load(b_ptr + offs % N, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476)), mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -23,9 +20,9 @@ class ModelNew(nn.Module):
     def forward(self, x, bias):
         x = x.contiguous()
         out = torch.empty_like(x)
-        M, N = x.shape
-        columns = N
-        if x.numel() > (1 << 20):
-            columns = N + int((x[0, 0] * 0).item())
-        gelu_column_kernel[(columns,)](x, bias, out, M, N, BLOCK_M=512)
+        n = x.numel()
+        programs = triton.cdiv(n, 1024)
+        if n > (1 << 20):
+            programs = programs + int((x[0, 0] * 0).item())
+        gelu_bias_kernel[(programs,)](x, bias, out, n, x.shape[-1], BLOCK=1024)
         return out
