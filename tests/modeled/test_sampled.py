@@ -69,8 +69,8 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
     trace, constants = _trace_at(module, x, bias)
     results = []
     for seed in (None, 11):
-        counter = CostCounter(lifts_are_copies=True, addresses=seed is None)
-        replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter, sample_seed=seed)
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+        replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter)
         with torch.no_grad(), counter:
             outputs = replay.run()
         results.append((counter.launch_records()[-1], replay, outputs))

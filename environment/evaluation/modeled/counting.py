@@ -26,12 +26,16 @@ REPORT_VERSION = 1
 
 
 class CostCounter:
-    def __init__(self, lifts_are_copies: bool = False, addresses: bool = True) -> None:
+    def __init__(self, lifts_are_copies: bool = False, sample_seed: int | None = None) -> None:
         """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
-        lift copies a constant of the trace; never free data movement). addresses=False: no
-        per-element load addresses (no cross-program race check; the sampled GPU-shape replay)."""
+        lift copies a constant of the trace; never free data movement). sample_seed: run a sample
+        of each launch's programs and scale its counts to the grid (replay/sampled.py; the GPU-shape
+        replay and autotune benchmarks), keeping no per-element load addresses (no cross-program
+        race check) and every store's addresses in `stores`."""
         self.lifts_are_copies = lifts_are_copies
-        self.addresses = addresses
+        self.sample_seed = sample_seed
+        self.addresses = sample_seed is None
+        self.stores: list = []
         self.launch: TritonLaunch | None = None   # the Triton launch running now
         self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []

@@ -8,7 +8,7 @@ tree (rebuild.py), never the submission's own objects. Memory a step allocates i
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any
 
 import torch
 from torch.utils._pytree import tree_leaves
@@ -96,12 +96,11 @@ def _poison(tensors: list[torch.Tensor]) -> None:
 
 class Replay:
     def __init__(self, trace: Trace, inputs: list[torch.Tensor], constants: list[torch.Tensor],
-                 kernels: ModuleType, kernel_names: list[str], counter: Any, sample_seed: Optional[int] = None) -> None:
-        """sample_seed: run a sample of each launch's programs (replay/sampled.py) and scale its counts
-        to the grid, as the replay at the task's GPU shape does; None runs every program."""
+                 kernels: ModuleType, kernel_names: list[str], counter: Any) -> None:
+        """A counter with a sample_seed runs a sample of each launch's programs (replay/sampled.py) and
+        scales its counts to the grid, as the replay at the task's GPU shape does."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
-        self.sample_seed = sample_seed
-        self.stores: list = []            # (addresses, itemsize) the sampled programs stored to
+        self.sample_seed = counter.sample_seed
         self.aten_written: list[torch.Tensor] = []   # tensors aten steps wrote (sampled replay)
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
@@ -187,23 +186,7 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
-        if self.sample_seed is None:
-            kernel[tuple(step.grid)](*args, **kwargs)
-            return
-        self._sampled_launch(kernel, tuple(step.grid), args, kwargs)
-
-    def _sampled_launch(self, kernel, grid: tuple[int, int, int], args: list, kwargs: dict) -> None:
-        import triton.runtime.interpreter as interp
-        if not isinstance(kernel, interp.InterpretedFunction):
-            raise ReplayError(f"{kernel!r} is not an interpreted kernel")
-        chosen = sampled.choose_programs(grid, self.sample_seed)
-        executor = interp.GridExecutor(kernel.rewrite(), kernel.arg_names, grid, kernel.pre_run_hooks)
-        sampled.run_sampled(executor, [p for p, _ in chosen], args, kwargs)
-        launch = self.counter.finished
-        self.counter.records[-1] = sampled.scale_record(
-            self.counter.records[-1], launch.per_program, [r for _, r in chosen], grid, launch.reads, launch.writes,
-            sampled.tensor_spans([*args, *kwargs.values()]))
-        self.stores.extend(launch.store_log)
+        kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
 
     def checked_outputs(self) -> list[torch.Tensor]:
         """Per output, the indices of the elements the sampled replay's executed work wrote and their
@@ -213,7 +196,7 @@ class Replay:
         with self.counter.paused():
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
-                idx = sampled.written_elements(t, self.stores, self.aten_written)
+                idx = sampled.written_elements(t, self.counter.stores, self.aten_written)
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
         return out

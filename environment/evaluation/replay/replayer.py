@@ -95,9 +95,9 @@ def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict,
     ({sampled_report} or {sampled_error}, the checked output positions and their values)."""
     sampled = job.sampled
     try:
-        counter = CostCounter(lifts_are_copies=True, addresses=False)
+        counter = CostCounter(lifts_are_copies=True, sample_seed=sampled.seed)
         replay = Replay(sampled.trace, tensors[:sampled.inputs], tensors[sampled.inputs:], module, job.kernels,
-                        counter, sample_seed=sampled.seed)
+                        counter)
         with torch.no_grad(), counter:
             outputs = replay.run()
             checked = replay.checked_outputs()

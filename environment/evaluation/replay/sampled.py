@@ -68,16 +68,14 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
-def run_sampled(executor, programs: list[tuple[int, int, int]], args_dev, kwargs) -> None:
-    """GridExecutor.__call__ of the interpreter, with its grid loop replaced by `programs` (the
-    counting hooks see a normal launch: begin, its programs, end)."""
+def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
+    """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
+    counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
+    Returns the (addresses, itemsize) of every store the programs made."""
     import triton
     import triton.runtime.interpreter as interp
-    from environment.evaluation.modeled import triton_hooks
 
-    sink = triton_hooks.current()
-    if sink is not None:
-        sink.launch_begin(executor, args_dev, kwargs)
+    sink.launch_begin(executor, args_dev, kwargs)
     argspec = inspect.getfullargspec(executor.fn)
     kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
     try:
@@ -88,10 +86,12 @@ def run_sampled(executor, programs: list[tuple[int, int, int]], args_dev, kwargs
         try:
             args = inspect.getcallargs(executor.fn, *args_hst, **kwargs_hst)
             args = {name: arg if name in executor.constexprs else interp._implicit_cvt(arg) for name, arg in args.items()}
-            grid = tuple(executor.grid) + (1,) * (3 - len(executor.grid))
+            grid = executor.grid(args) if callable(executor.grid) else executor.grid
+            grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+            chosen = choose_programs(grid, seed)
             interp.interpreter_builder.set_grid_dim(*grid)
             try:
-                for x, y, z in programs:
+                for (x, y, z), _ in chosen:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
             except Exception as e:
@@ -102,8 +102,11 @@ def run_sampled(executor, programs: list[tuple[int, int, int]], args_dev, kwargs
             patch_scope.restore()
         executor._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
     finally:
-        if sink is not None:
-            sink.launch_end()
+        sink.launch_end()
+    launch = sink.finished
+    sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
+                                    launch.reads, launch.writes, tensor_spans([*args_dev, *kwargs.values()]))
+    return launch.store_log
 
 
 def _weights(roles: list[str], total: int) -> list[float]:
