@@ -18,7 +18,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.modeled import triton_hooks
-from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, tensor_sectors
+from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, tensor_interval
 from environment.evaluation.modeled.torch_counting import AtenCounter, aten_record, classify
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
@@ -81,7 +81,7 @@ class CostCounter:
         self.finished = launch
         record, reads, writes = launch.finish()
         launch.reads, launch.writes = reads, writes
-        record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
+        record["dirty_read_bytes"] = self.ledger.launch(record["name"], intervals_of(reads), intervals_of(writes))
         self.records.append(record)
         race = launch.cross_program_raw(reads, writes)
         if race is not None:
@@ -100,7 +100,7 @@ class CostCounter:
             kind = "launch"
         if kind in ("allocation", "host"):
             for t in [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, torch.Tensor)]:
-                self.ledger.host_data(tensor_sectors(t))
+                self.ledger.host_data(tensor_interval(t))
         elif kind == "launch":
             record, reads, writes = aten_record(func, args, kwargs, out)
             record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
