@@ -100,9 +100,9 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     if not h_head.ok:
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
 
-    def at_gpu_shape(rebuilt: Any):
+    def at_gpu_shape(rebuilt: Any, aten_only: bool):
         from environment.evaluation import modeled_gpu
-        return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt)
+        return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
                      lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout,
@@ -144,7 +144,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                               flags=[F.DECOY_KERNEL], triton_launches=0)
 
     mark = time.perf_counter()
-    gpu = at_gpu_shape(rebuilt) if at_gpu_shape is not None else None
+    gpu = at_gpu_shape(rebuilt, launches == 0) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
     replay_s = time.perf_counter() - mark
@@ -181,7 +181,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                           triton_launches=launches)
     if gpu is not None:
         from environment.evaluation import modeled_gpu
-        priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost)
+        priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
         if priced.flag:
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
                               triton_launches=launches)

@@ -23,7 +23,8 @@ work computes the answer. This stage prices that work at a size a GPU runs:
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
 (no GPU shape, too large for this host, the reference failing there) every submission keeps its
-model-shape speedup and the note says why; when the *submission's* behaviour at the GPU shape
+model-shape speedup and the note says why (so does a pure PyTorch submission whose intermediates
+this host cannot hold there: it has no kernel whose price it could escape); when the *submission's* behaviour at the GPU shape
 prevents it (forward failing or reading values to the host there, a trace that does not replay,
 an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
 badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
@@ -112,8 +113,12 @@ def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_sh
             setattr(reference, name, value)
 
 
-def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any) -> GpuRun:
-    """The GPU-shape trace of the candidate and the reference's counted run there (before the replay)."""
+def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any,
+            aten_only: bool = False) -> GpuRun:
+    """The GPU-shape trace of the candidate and the reference's counted run there (before the replay).
+    aten_only: the model-shape trace launched no Triton kernel; a failure there is then this host's
+    capacity (a PyTorch intermediate the child's memory cannot hold), not an escape (see the module
+    docstring), and the model-shape price stands."""
     from environment.evaluation.children import ChildDied
     from environment.evaluation.frames import FrameError
     from environment.evaluation.protocol import Count, Counted, TraceCall, Traced
@@ -129,10 +134,11 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
         return GpuRun(shape=shape, why=f"the GPU-shape call's reply broke the protocol ({exc})",
                       flag=F.PROTOCOL_VIOLATION)
     except ChildDied as died:
-        return GpuRun(shape=shape, why=f"forward stopped there ({died.reason})", flag=F.UNREPLAYABLE)
+        return GpuRun(shape=shape, why=f"forward stopped there ({died.reason})",
+                      flag=None if aten_only else F.UNREPLAYABLE)
     why = usable_trace(traced)
     if why:
-        return GpuRun(shape=shape, why=why, flag=F.UNREPLAYABLE)
+        return GpuRun(shape=shape, why=why, flag=None if aten_only else F.UNREPLAYABLE)
     missing = {s.kernel for s in traced.trace.steps if s.kind == "triton"} - set(rebuilt.kernels)
     if missing:
         return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
@@ -165,12 +171,14 @@ _FIX = ("Launch the same computation at every size, with launches that feed each
 
 
 def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: dict, tolerance: dict,
-          validate: Any) -> Priced:
+          validate: Any, aten_only: bool = False) -> Priced:
     """The GPU-shape costs of the candidate and the reference, or why not (see the module docstring)."""
     from environment.evaluation.modeled.model import model_cost
     if gpu.trace is None:
         return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "))
     flag, why = judge(ctx, head, checked, gpu.expected, gpu.shape)
+    if not flag and why and aten_only and head.sampled_error:  # this host's capacity (see prepare)
+        return Priced(why=f"at the GPU shape {gpu.shape} {why}")
     if flag or why:
         return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
     try:
