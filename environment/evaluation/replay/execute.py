@@ -196,7 +196,7 @@ class Replay:
         with self.counter.paused():
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
-                idx = sampled.written_elements(t, self.counter.stores, self.aten_written)
+                idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
         return out

@@ -191,15 +191,24 @@ def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: 
                 sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)))
 
 
+# Positions compared with the reference per output: every element the sampled programs wrote is
+# a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
+MAX_CHECKED = 1 << 16
+
+
 def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
     """Element offsets (in items of t's dtype) of t's elements within its storage, in t.flatten() order."""
+    if t.is_contiguous():
+        return np.arange(t.storage_offset(), t.storage_offset() + t.numel(), dtype=np.int64)
     index = torch.arange(extent_items, dtype=torch.int64)
     return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
 
 
-def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor]) -> np.ndarray:
-    """Indices (into t.flatten()) of the elements of output `t` that executed work wrote: what a
-    sampled program stored, and the elements of tensors an aten op wrote (`views`)."""
+def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
+                     seed: int) -> np.ndarray:
+    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (what a sampled
+    program stored, the elements of tensors an aten op wrote: `views`), at most MAX_CHECKED of them
+    (drawn from `seed` when there are more)."""
     item = t.element_size()
     storage = t.untyped_storage()
     base, extent = storage.data_ptr(), storage.nbytes()
@@ -211,6 +220,17 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
         rel = rel[(rel >= 0) & (rel < extent) & (rel % item == 0)]
         mark[rel // item] = True
     for v in views:
-        if v.numel() and v.untyped_storage().data_ptr() == base and v.element_size() == item:
+        if not (v.numel() and v.untyped_storage().data_ptr() == base and v.element_size() == item):
+            continue
+        if v.is_contiguous():
+            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
+        else:
             mark[_offsets(v, extent // item)] = True
-    return np.flatnonzero(mark[_offsets(t, extent // item)]).astype(np.int64)
+    if t.is_contiguous():
+        found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
+    else:
+        found = np.flatnonzero(mark[_offsets(t, extent // item)])
+    if found.size > MAX_CHECKED:
+        found = np.sort(np.random.default_rng([seed & (2**63 - 1), found.size]).choice(found, MAX_CHECKED,
+                                                                                       replace=False))
+    return found.astype(np.int64)
