@@ -147,6 +147,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     gpu = at_gpu_shape(rebuilt, launches == 0) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
+    if gpu is not None:
+        from environment.evaluation import modeled_gpu
+        modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
     replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
         return replayed

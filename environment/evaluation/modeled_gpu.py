@@ -61,6 +61,8 @@ class GpuRun:
     expected: list[torch.Tensor] = field(default_factory=list)
     why: str = ""
     flag: Optional[str] = None
+    pending: Any = None        # the reference child, while its GPU-shape run is in flight
+    timeout_s: float = 0.0
 
 
 @dataclass
@@ -121,7 +123,7 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     docstring), and the model-shape price stands."""
     from environment.evaluation.children import ChildDied
     from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import Count, Counted, TraceCall, Traced
+    from environment.evaluation.protocol import Count, TraceCall, Traced
 
     cfg = ctx.config
     planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
@@ -143,15 +145,31 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     if missing:
         return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
                       flag=F.UNREPLAYABLE)
-    try:
-        counted, expected = ref.request(Count(init=init), Counted, inputs, cfg.timeout_s * 4)
+    try:  # sent now, received after the replay (collect): the reference computes while the replayer does
+        ref.send(Count(init=init), inputs, cfg.timeout_s * 4)
     except ChildDied as died:  # the environment's: every submission would be priced at the model shape
         return GpuRun(shape=shape, why=f"the reference stopped at the GPU shape on this host ({died.reason})")
-    if not counted.ok:
-        return GpuRun(shape=shape, why=f"the reference cannot run at the GPU shape on this host "
-                                       f"({(counted.error or '')[:200]})")
     return GpuRun(shape=shape, inputs=inputs, sample_seed=seed, trace=traced.trace, constants=list(constants),
-                  reference=counted.report, expected=list(expected))
+                  pending=ref, timeout_s=cfg.timeout_s * 4)
+
+
+def collect(gpu: Optional[GpuRun]) -> None:
+    """Receive the reference's counted run at the GPU shape (sent by prepare). Without it (the
+    reference failing there on this host) the GPU-shape trace is dropped: the model-shape price stands."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.protocol import Counted
+    if gpu is None or gpu.pending is None:
+        return
+    ref, gpu.pending = gpu.pending, None
+    try:
+        counted, expected = ref.receive(Counted, gpu.timeout_s)
+    except ChildDied as died:
+        gpu.trace, gpu.why = None, f"the reference stopped there on this host ({died.reason})"
+        return
+    if not counted.ok:
+        gpu.trace, gpu.why = None, f"the reference cannot run there on this host ({(counted.error or '')[:200]})"
+        return
+    gpu.reference, gpu.expected = counted.report, list(expected)
 
 
 def usable_trace(traced: Any) -> str:
