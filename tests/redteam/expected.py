@@ -171,6 +171,22 @@ EXPECTED: dict[str, Expect] = {
     "a87_result_frame_overflow_selfcheck.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
     "a88_compile_error_says_permissionerror.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile",
                                                         correct=True),
+    # the GPU-shape pricing (issue 17): host code that behaves differently at the large shape, programs
+    # that behave differently where the sample looks, and ways to escape to the model-shape price
+    "a89_size_branch_wrong_kernel.py": Expect("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+                                              evidence="the sampled programs compute a wrong result"),
+    "a90_size_branch_half_grid.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                           evidence="write fewer bytes than the outputs hold"),
+    "a91_large_pid_shortcut.py": Expect("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+                                        evidence="the sampled programs compute a wrong result"),
+    "a92_host_read_at_large_size.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                             evidence="reads values back to the host there"),
+    "a93_poisoned_read_escape.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                          evidence="reads memory that unsampled programs write"),
+    "a94_fail_at_large_size.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                        evidence="forward failed there"),
+    "a95_cheap_where_estimated.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                           evidence="do different amounts of work than the sample's estimate"),
     "a99_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
 }

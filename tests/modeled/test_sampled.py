@@ -1,0 +1,98 @@
+"""The sampled replay at the GPU shape (replay/sampled.py): which programs run, how their counts
+scale to the grid, and when the sample is not trusted. Real kernels through the real Replay."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from environment.evaluation.modeled.counting import CostCounter
+from environment.evaluation.replay import sampled
+from environment.evaluation.replay.execute import Replay
+from environment.evaluation.replay.rebuild import rebuild
+from environment.evaluation.replay.recorder import TraceRecorder
+from tests.modeled.modeled_helpers import GELU, load_module
+
+
+def test_corners_and_strata_do_not_depend_on_the_secret_but_the_checks_do():
+    grid = (12007, 1, 1)
+    one, two = sampled.choose_programs(grid, 1), sampled.choose_programs(grid, 2)
+    fixed = lambda chosen: [p for p, role in chosen if role != "check"]  # noqa: E731
+    checks = lambda chosen: [p for p, role in chosen if role == "check"]  # noqa: E731
+    assert fixed(one) == fixed(two)
+    assert (0, 0, 0) in fixed(one) and (12006, 0, 0) in fixed(one)
+    assert checks(one) != checks(two) and len(checks(one)) == sampled.CHECKS
+    assert sampled.choose_programs(grid, 1) == one                       # deterministic for one seed
+    assert len({p for p, _ in one}) == len(one)                          # no program twice
+    assert sampled.choose_programs((4, 2, 1), 1) == [((x, y, 0), "stratum") for x in range(4) for y in range(2)]
+    corners = [p for p, role in sampled.choose_programs((64, 32, 2), 5) if role == "corner"]
+    assert len(corners) == 8 and (63, 31, 1) in corners
+
+
+def test_scaling_weighs_corners_once_and_strata_for_the_rest_and_caps_dram_at_the_footprint():
+    roles = ["corner", "corner", "stratum", "stratum", "check"]
+    per = [{"sectors": 10, "read": 4, "write": 2, "flops": {"fp32": 1.0}}] * 5
+    reads = np.arange(0, 20, dtype=np.int64)
+    writes = np.arange(100, 110, dtype=np.int64)
+    record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
+    big = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 10**6), (10**6, 2 * 10**6)])
+    # 2 corners at weight 1 + 2 strata at (1002 - 2) / 2 each; the check program weighs nothing
+    assert big["programs"] == 1002 and big["flops"] == {"fp32": 1002.0} and big["bytes_sectors"] == 10020
+    assert big["bytes_unique"] == (4 * 1002 + 2 * 1002) * 32 and big["bytes_written"] == 2 * 1002 * 32
+    capped = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (100, 120)])
+    assert capped["bytes_unique"] == (50 + 20) * 32         # re-reads are DRAM traffic once
+    untouched = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (5000, 6000)])
+    assert untouched["bytes_unique"] == (50 + 10) * 32      # a span nobody touched is not traffic; the sample is a floor
+
+
+def test_a_check_program_outside_the_estimates_range_is_an_outlier_but_alignment_jitter_is_not():
+    base = {"sectors": 100, "read": 64, "write": 32, "flops": {"fp32": 1024.0}}
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    jitter = dict(base, sectors=101, read=65)
+    heavy = dict(base, sectors=400, read=256)
+    assert sampled.outliers([base, base, base, jitter, base], roles) == []
+    assert sampled.outliers([base, base, base, jitter, heavy], roles) == [4]
+
+
+def _trace_at(module, x, bias):
+    with torch.no_grad(), TraceRecorder([x, bias]) as recorder:
+        out = module.ModelNew()(x, bias)
+    return recorder.finish([out])
+
+
+def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_counts_and_checks_what_it_wrote():
+    source = (GELU / "solutions" / "correct" / "triton_fused.py").read_text()
+    module = load_module(GELU / "solutions" / "correct" / "triton_fused.py")
+    rebuilt = rebuild(source)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    x, bias = torch.randn(301, 700), torch.randn(700)
+    trace, constants = _trace_at(module, x, bias)
+    results = []
+    for seed in (None, 11):
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+        replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter)
+        with torch.no_grad(), counter:
+            outputs = replay.run()
+        results.append((counter.launch_records()[-1], replay, outputs))
+    (full, _, full_out), (est, replay, _) = results
+    assert full["programs"] == est["programs"] == 206 and est["sampled_programs"] == 14
+    assert est["bytes_unique"] == full["bytes_unique"]          # every program's own sectors, once
+    assert abs(est["bytes_sectors"] - full["bytes_sectors"]) <= 0.02 * full["bytes_sectors"]
+    assert est["flops"] == full["flops"] and est["sample_outliers"] == 0
+    index, values = replay.checked_outputs()
+    assert index.numel() == 14 * 1024 - (206 * 1024 - x.numel())   # what the 14 programs stored (the tail is masked)
+    expected = torch.nn.functional.gelu(x + bias).flatten()[index]
+    assert torch.allclose(values, expected, atol=1e-5, rtol=1e-5)
+    assert torch.allclose(full_out[0], torch.nn.functional.gelu(x + bias), atol=1e-5, rtol=1e-5)
+
+
+def load_module_from_source(source: str):
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+    path = Path(tempfile.mkdtemp()) / "kernels_sampled_test.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
