@@ -187,6 +187,6 @@ EXPECTED: dict[str, Expect] = {
                                         evidence="forward failed there"),
     "a95_cheap_where_estimated.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                            evidence="do different amounts of work than the sample's estimate"),
-    "a99_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
+    "a150_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
 }
