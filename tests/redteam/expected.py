@@ -189,4 +189,16 @@ EXPECTED: dict[str, Expect] = {
                                            evidence="do different amounts of work than the sample's estimate"),
     "a150_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
+    # red team of issue 17 (redteam-17): the estimate's strata are public (secret-independent), so a kernel can
+    # skip exactly those programs; a pure-PyTorch submission can fail at the GPU shape to keep its launch-count
+    # price; a kernel can crash the sm_90 compile worker natively (a harness error by the submission's doing)
+    "a96_strata_skip_write_scratch.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                               gap="observed: speedup 3.76 (0.989) vs honest 2.00 (0.875)"),
+    "a97_strata_skip_matmul.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True,
+                                        gap="observed: 0.99x (0.748), held by the occupancy term; no flag"),
+    "a98_aten_only_fail_at_large_size.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay",
+                                                  correct=True, evidence="forward failed there",
+                                                  gap="observed: model-shape 1.46x (0.819) vs honest 0.757"),
+    "a99_compile_worker_fatal.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile", correct=True,
+                                          gap="observed: outcome harness_error (null reward)"),
 }

@@ -122,7 +122,7 @@ def test_no_attack_on_the_gpu_shape_pricing_earns_speed_credit():
     """Issue 17: host code or programs that behave differently at the GPU shape, or where the sample
     looks, earn no modeled speedup at all (never the model-shape price they would escape to)."""
     for name, exp in EXPECTED.items():
-        if not "a89" <= name[:3] <= "a95":
+        if not "a89" <= name[:3] <= "a98":
             continue
         result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
                                   salt=name, session=f"redteam-gpu-{name}")
