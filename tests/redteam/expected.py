@@ -201,4 +201,7 @@ EXPECTED: dict[str, Expect] = {
                                                   gap="observed: model-shape 1.46x (0.819) vs honest 0.757"),
     "a99_compile_worker_fatal.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile", correct=True,
                                           gap="observed: outcome harness_error (null reward)"),
+    "a100_replayjob_tensor_meta_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                                     evidence="too large to replay",
+                                                     gap="observed: outcome harness_error (frame header over 4 MiB)"),
 }
