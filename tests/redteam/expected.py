@@ -206,4 +206,6 @@ EXPECTED: dict[str, Expect] = {
                                                      gap="observed: outcome harness_error (frame header over 4 MiB)"),
     "a101_narrow_view_hides_reads.py": Expect("gelu_bias", "harmless", None, "replay", correct=True,
                                               gap="observed: speedup 3.52 (0.977) vs 2.00 for the same kernel given x"),
+    "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
+                                          gap="observed: speedup 4.91 (1.0) vs 3.56 (0.979) for the shipped kernel"),
 }
