@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
-from environment.evaluation.frames import MAX_HEADER, FrameError
+from environment.evaluation.frames import FrameError, encode_header
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
 from environment.evaluation.protocol import (Count, Counted, Limits, Replayed, ReplayJob, SampledReplay, TraceCall,
                                              Traced)
@@ -231,13 +231,14 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
     job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
                     backend=ctx.backend, limits=Limits.of(cfg), sampled=sampled)
-    size = len(job.model_dump_json()) + 1024  # the trace and the kernels are the submission's: so is their size
-    if size > MAX_HEADER:
-        return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({size} bytes "
-                                          f"over the {MAX_HEADER}-byte frame header): launch fewer, smaller kernels.")
+    tensors = list(heldout) + list(constants) + list(extra)
+    try:  # the frame as it will be sent: the trace, the kernels and the constants are the submission's, so is its size
+        encode_header(ctx.replayer.header(job), tensors)
+    except FrameError as exc:
+        return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({exc}): "
+                                          "launch fewer, smaller kernels and hold fewer constant tensors.")
     try:
-        head, outputs = ctx.replayer.request(job, Replayed, list(heldout) + list(constants) + list(extra),
-                                             cfg.timeout_s * 4)
+        head, outputs = ctx.replayer.request(job, Replayed, tensors, cfg.timeout_s * 4)
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
     if not head.ok and head.harness:
