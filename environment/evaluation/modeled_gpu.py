@@ -226,6 +226,10 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
     if report.get("tainted_launches"):
         return None, (f"launch {report['tainted_launches'][0]} reads memory that unsampled programs write "
                       "(what it computes there cannot be checked)")
+    stray = [r["name"] for r in report.get("launches", []) if r.get("sample_stray_writers")]
+    if stray:
+        return None, (f"programs of {stray[0]} store into other tensors than their neighbours do (an output block "
+                      "left unwritten cannot be checked)")
     outliers = [r["name"] for r in report.get("launches", []) if r.get("sample_outliers")]
     if outliers:
         return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"

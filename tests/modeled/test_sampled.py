@@ -13,14 +13,17 @@ from environment.evaluation.replay.recorder import TraceRecorder
 from tests.modeled.modeled_helpers import GELU, load_module
 
 
-def test_corners_and_strata_do_not_depend_on_the_secret_but_the_checks_do():
+def test_only_the_corners_are_public_the_estimate_and_the_checks_come_from_the_seed():
     grid = (12007, 1, 1)
     one, two = sampled.choose_programs(grid, 1), sampled.choose_programs(grid, 2)
-    fixed = lambda chosen: [p for p, role in chosen if role != "check"]  # noqa: E731
-    checks = lambda chosen: [p for p, role in chosen if role == "check"]  # noqa: E731
-    assert fixed(one) == fixed(two)
-    assert (0, 0, 0) in fixed(one) and (12006, 0, 0) in fixed(one)
-    assert checks(one) != checks(two) and len(checks(one)) == sampled.CHECKS
+    role = lambda chosen, r: [p for p, role in chosen if role == r]  # noqa: E731
+    assert role(one, "corner") == role(two, "corner") == [(0, 0, 0), (12006, 0, 0)]
+    assert role(one, "stratum") != role(two, "stratum") and role(one, "check") != role(two, "check")
+    assert len(role(one, "check")) == sampled.CHECKS
+    # one estimate program inside each of the STRATA equal strata (a stratified sample of the grid)
+    assert [p[0] * sampled.STRATA // 12007 for p in role(one, "stratum")] == list(range(sampled.STRATA))
+    public = {int((i + 0.5) * 12007 / sampled.STRATA) for i in range(sampled.STRATA)}  # the old fixed strata
+    assert not public & {p[0] for p in role(one, "stratum")}
     assert sampled.choose_programs(grid, 1) == one                       # deterministic for one seed
     assert len({p for p, _ in one}) == len(one)                          # no program twice
     assert sampled.choose_programs((4, 2, 1), 1) == [((x, y, 0), "stratum") for x in range(4) for y in range(2)]
@@ -51,6 +54,18 @@ def test_a_check_program_outside_the_estimates_range_is_an_outlier_but_alignment
     heavy = dict(base, sectors=400, read=256)
     assert sampled.outliers([base, base, base, jitter, base], roles) == []
     assert sampled.outliers([base, base, base, jitter, heavy], roles) == [4]
+
+
+def test_homogeneity_is_two_sided_and_the_corners_are_no_basis():
+    base = {"sectors": 100, "read": 64, "write": 32, "flops": {"fp32": 1024.0}}
+    skipped = dict(base, sectors=32, read=0)     # an estimate program that skips its block (red team a96)
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    # a cheap estimate program lies below every check: flagged, though the checks lie inside [skipped, corner]
+    assert sampled.outliers([base, skipped, base, base, base], roles) == [1]
+    # a check above the estimate's programs is flagged even when a heavier corner would have covered it
+    tail = dict(base, sectors=900, read=600)
+    heavy = dict(base, sectors=400, read=256)
+    assert sampled.outliers([tail, base, base, heavy, base], roles) == [3]
 
 
 def _trace_at(module, x, bias):
@@ -96,3 +111,13 @@ def load_module_from_source(source: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_an_interior_program_that_stores_into_another_tensor_than_its_neighbours_is_a_stray_writer():
+    out, junk = (100, 200), (200, 300)   # sector intervals of two allocations
+    honest = {"written": np.arange(110, 114, dtype=np.int64)}
+    scratch = {"written": np.arange(210, 214, dtype=np.int64)}      # its output block left unwritten
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    assert sampled.stray_writers([honest, honest, honest, honest, honest], roles, [out, junk]) == []
+    assert sampled.stray_writers([scratch, honest, scratch, honest, honest], roles, [out, junk]) == [2]
+    assert sampled.stray_writers([honest] * 4, ["stratum"] * 4, [out, junk]) == []   # a whole small grid

@@ -192,10 +192,16 @@ EXPECTED: dict[str, Expect] = {
     # red team of issue 17 (redteam-17): the estimate's strata are public (secret-independent), so a kernel can
     # skip exactly those programs; a pure-PyTorch submission can fail at the GPU shape to keep its launch-count
     # price; a kernel can crash the sm_90 compile worker natively (a harness error by the submission's doing)
-    "a96_strata_skip_write_scratch.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                               gap="observed: speedup 3.76 (0.989) vs honest 2.00 (0.875)"),
-    "a97_strata_skip_matmul.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True,
-                                        gap="observed: 0.99x (0.748), held by the occupancy term; no flag"),
+    # fixed: the estimate's programs are drawn from the secret (keyed to the submission's digest), so the old
+    # public strata are ordinary programs that are almost never sampled: priced as the honest kernel, no gain;
+    # the 6 skipped blocks stay wrong on a GPU unless a sampled program lands there (then: stray writers)
+    "a96_strata_skip_write_scratch.py": Expect("gelu_bias", "harmless", None, "replay", correct=True,
+                                               gap="before the fix: speedup 3.76 (0.989) vs honest 2.00 (0.875); "
+                                                   "now 2.00 (0.875), the honest price"),
+    "a97_strata_skip_matmul.py": Expect("matmul_bias_relu", "harmless", None, "replay", correct=True,
+                                        gap="0.99x (0.748) before and after; held by the occupancy term"),
+    "a103_half_programs_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                         evidence="store into other tensors than their neighbours"),
     "a98_aten_only_fail_at_large_size.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay",
                                                   correct=True, evidence="forward failed there",
                                                   gap="observed: model-shape 1.46x (0.819) vs honest 0.757"),

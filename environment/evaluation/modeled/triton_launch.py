@@ -85,7 +85,8 @@ class TritonLaunch:
                 self._sectors[side].append(unique[side])
         if self.programs:
             self.per_program.append({"sectors": self._program_bytes, "read": int(unique["read"].size),
-                                     "write": int(unique["write"].size), "flops": dict(self._program_flops)})
+                                     "write": int(unique["write"].size), "flops": dict(self._program_flops),
+                                     "written": unique["write"]})
         self._program_sectors = {"read": [], "write": []}
         self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
         if sum(self._program_flops.values()) > sum(self.program_flops_max.values()):

@@ -10,6 +10,7 @@ counted launch records and the replay's outputs. The evaluator decides what they
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import time
@@ -96,7 +97,9 @@ def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict,
     ({sampled_report} or {sampled_error}, the checked output positions and their values)."""
     sampled = job.sampled
     try:
-        counter = CostCounter(lifts_are_copies=True, sample_seed=sampled.seed)
+        # the programs sampled (the estimate's too) are keyed to the secret seed and this submission's kernels
+        seed = int.from_bytes(hashlib.sha256(f"{sampled.seed}|{job.digest}".encode()).digest()[:8], "little") >> 1
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
         replay = Replay(sampled.trace, tensors[:sampled.inputs], tensors[sampled.inputs:], module, job.kernels,
                         counter)
         with torch.no_grad(), counter:

@@ -12,6 +12,14 @@ capped by the footprint of the tensor arguments the sample touched (a tile re-re
 programs is DRAM traffic once and L2 traffic every time, which the per-instruction sectors
 charge), and never below what the sample itself touched. Deterministic: the sample depends only
 on the grid and the seed.
+
+The estimate's interior programs are drawn from the seed too (one uniformly at random inside each
+of STRATA equal strata of the grid), and the replayer keys that seed to the server secret and the
+submission's digest: the same submission gets bit-identical prices for the same seed, and no kernel
+can compute which programs carry the estimate (fixed strata were skipped by a kernel that did no
+work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
+check programs (corners, where tails live, are no basis), and every interior program must store into
+the same arguments as the others.
 """
 from __future__ import annotations
 
@@ -35,9 +43,9 @@ FULL = 16
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
     """((x, y, z), role) of the programs to run, role "corner", "stratum" or "check": every program of
-    a small grid (as "stratum"), else the corners, evenly spaced interior programs, and interior
-    programs drawn from the seed. The estimate uses corners and strata only, so it does not depend on
-    the secret: the same trace gets bit-identical counts in every run. Launches with the same grid
+    a small grid (as "stratum"), else the corners, one program drawn from the seed in each of STRATA
+    equal strata (the estimate), and CHECKS more drawn from the seed. Nothing but the grid and the
+    seed decides them (the seed is secret: see the module docstring). Launches with the same grid
     run the same programs, so a pipeline of launches over the same tiling (a row-wise kernel feeding
     another) reads what the sampled programs of the earlier launch wrote."""
     gx, gy, gz = grid
@@ -50,14 +58,15 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
 
     corners = sorted({(x, y, z) for x in {0, gx - 1} for y in {0, gy - 1} for z in {0, gz - 1}})
     taken = {(x * gy + y) * gz + z for x, y, z in corners}
+    rng = np.random.default_rng([seed & (2**63 - 1), gx, gy, gz])
     strata: list[int] = []
     for i in range(STRATA):
-        k = int((i + 0.5) * total / STRATA)
-        while k in taken:
+        low, high = i * total // STRATA, (i + 1) * total // STRATA
+        k = int(rng.integers(low, high))
+        while k in taken:  # a corner (or a tiny stratum): the next free program
             k = (k + 1) % total
         taken.add(k)
         strata.append(k)
-    rng = np.random.default_rng([seed & (2**63 - 1), gx, gy, gz])
     checks: list[int] = []
     while len(checks) < min(CHECKS, total - len(taken)):  # rejection: the grid is far larger than the sample
         k = int(rng.integers(total))
@@ -105,7 +114,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
         sink.launch_end()
     launch = sink.finished
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
-                                    launch.reads, launch.writes, tensor_spans([*args_dev, *kwargs.values()]))
+                                    launch.reads, launch.writes, tensor_spans([*args_dev, *kwargs.values()]),
+                                    storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
 
 
@@ -124,23 +134,28 @@ OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
 
 
 def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
-    """Indices of check programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
-    outside the range the estimate's programs span: their cost is not what the estimate assumes."""
-    basis = [p for p, r in zip(per_program, roles) if r != "check"]
-    if not basis:
-        return []
+    """Indices of interior programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
+    outside the range the other side spans: a check outside the estimate's programs' range, or an
+    estimate program outside the checks' range (both drawn from the secret; corners are no basis:
+    honest tails there would widen the range a skipped interior program hides in). Their cost is not
+    what the estimate assumes."""
     keys = sorted({k for p in per_program for k in p["flops"]})
 
     def vector(p: dict) -> list[float]:
         return [float(p[m]) for m in _METRICS] + [float(p["flops"].get(k, 0.0)) for k in keys]
 
-    vectors = [vector(p) for p in basis]
-    low = [min(col) for col in zip(*vectors)]
-    high = [max(col) for col in zip(*vectors)]
     rel, absolute = OUTLIER_SLACK
-    return [i for i, (p, r) in enumerate(zip(per_program, roles))
-            if r == "check" and any(v < lo / rel - absolute or v > hi * rel + absolute
-                                    for v, lo, hi in zip(vector(p), low, high))]
+    found: set[int] = set()
+    for side, other in (("check", "stratum"), ("stratum", "check")):
+        basis = [vector(p) for p, r in zip(per_program, roles) if r == other]
+        if not basis or "check" not in roles:
+            continue
+        low = [min(col) for col in zip(*basis)]
+        high = [max(col) for col in zip(*basis)]
+        found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
+                     if r == side and any(v < lo / rel - absolute or v > hi * rel + absolute
+                                          for v, lo, hi in zip(vector(p), low, high)))
+    return sorted(found)
 
 
 def _footprint(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
@@ -166,8 +181,40 @@ def tensor_spans(values) -> list[tuple[int, int]]:
     return spans
 
 
+def storage_spans(values) -> list[tuple[int, int]]:
+    """Sector intervals [first, end) of the whole allocations (untyped storages) behind the tensor
+    arguments of a launch, one per storage."""
+    spans = set()
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.untyped_storage().nbytes():
+            storage = v.untyped_storage()
+            spans.add((storage.data_ptr() // SECTOR, (storage.data_ptr() + storage.nbytes() - 1) // SECTOR + 1))
+    return sorted(spans)
+
+
+def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]]) -> list[int]:
+    """Indices of interior programs that store into other allocations than the rest of the sample's
+    interior programs (a program writing a scratch buffer where its neighbours write the output):
+    what such a program computes is never compared, and its cost is no sample of the others'."""
+    if "check" not in roles:
+        return []
+    starts = np.array([a for a, _ in storages], dtype=np.int64)
+
+    def targets(p: dict) -> frozenset:
+        written = p.get("written")
+        if written is None or not written.size:
+            return frozenset()
+        at = np.searchsorted(starts, written, side="right") - 1
+        return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
+
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r != "corner"]
+    common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
+    return [i for i, t in interior if t != common]
+
+
 def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: tuple[int, int, int],
-                 reads: np.ndarray, writes: np.ndarray, spans: list[tuple[int, int]]) -> dict:
+                 reads: np.ndarray, writes: np.ndarray, spans: list[tuple[int, int]],
+                 storages: list[tuple[int, int]] = ()) -> dict:
     """The launch record of the whole grid from its sampled programs' counts."""
     if len(per_program) != len(roles):
         raise RuntimeError(f"{len(per_program)} programs counted, {len(roles)} run")
@@ -188,7 +235,8 @@ def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: 
         written = estimate if side == "write" else written
     return dict(record, programs=total, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
                 bytes_written=written * SECTOR, flops={k: flops[k] for k in sorted(flops)},
-                sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)))
+                sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
+                sample_stray_writers=len(stray_writers(per_program, roles, list(storages))))
 
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
