@@ -226,6 +226,10 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
     if report.get("tainted_launches"):
         return None, (f"launch {report['tainted_launches'][0]} reads memory that unsampled programs write "
                       "(what it computes there cannot be checked)")
+    outside = [r["name"] for r in report.get("launches", []) if r.get("sample_outside_sectors")]
+    if outside:
+        return None, (f"{outside[0]} reads or writes memory outside every tensor it is given (pass the tensors "
+                      "a kernel touches as its arguments, whole)")
     stray = [r["name"] for r in report.get("launches", []) if r.get("sample_stray_writers")]
     if stray:
         return None, (f"programs of {stray[0]} store into other tensors than their neighbours do (an output block "

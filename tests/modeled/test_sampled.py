@@ -45,6 +45,21 @@ def test_scaling_weighs_corners_once_and_strata_for_the_rest_and_caps_dram_at_th
     assert capped["bytes_unique"] == (50 + 20) * 32         # re-reads are DRAM traffic once
     untouched = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (5000, 6000)])
     assert untouched["bytes_unique"] == (50 + 10) * 32      # a span nobody touched is not traffic; the sample is a floor
+    # the writes lie in no argument's allocation: counted, and the judge voids the estimate for them
+    assert big["sample_outside_sectors"] == capped["sample_outside_sectors"] == 0
+    assert untouched["sample_outside_sectors"] == 10
+
+
+def test_the_footprint_cap_is_the_whole_allocation_behind_an_argument_view_not_the_view():
+    x = torch.zeros(1024, 64)                 # 256 KiB: 8192 sectors
+    [(first, end)] = sampled.storage_spans([x[:1], x[5:7]])  # a one-row view (red team a101) and another
+    assert end - first == x.numel() * 4 // 32
+    roles = ["corner", "corner", "stratum", "stratum", "check"]
+    per = [{"sectors": 8, "read": 8, "write": 0, "flops": {}}] * 5
+    seen = np.arange(first, first + 40, dtype=np.int64)  # the sample read 40 sectors of x, rows beyond x[:1]
+    record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
+    est = sampled.scale_record(record, per, roles, (1024, 1, 1), seen, np.arange(0, dtype=np.int64), [(first, end)])
+    assert est["bytes_unique"] == 8 * 1024 * 32 and est["sample_outside_sectors"] == 0   # every read charged
 
 
 def test_a_check_program_outside_the_estimates_range_is_an_outlier_but_alignment_jitter_is_not():

@@ -210,7 +210,7 @@ EXPECTED: dict[str, Expect] = {
     "a100_replayjob_tensor_meta_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                                      evidence="distinct constant tensors"),
     "a101_narrow_view_hides_reads.py": Expect("gelu_bias", "harmless", None, "replay", correct=True,
-                                              gap="observed: speedup 3.52 (0.977) vs 2.00 for the same kernel given x"),
+                                              gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
     "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
-                                          gap="observed: speedup 4.91 (1.0) vs 3.56 (0.979) for the shipped kernel"),
+                                          gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
 }

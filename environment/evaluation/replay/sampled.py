@@ -29,7 +29,7 @@ import math
 import numpy as np
 import torch
 
-from environment.evaluation.modeled.memory import SECTOR, tensor_span
+from environment.evaluation.modeled.memory import SECTOR
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -114,8 +114,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
         sink.launch_end()
     launch = sink.finished
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
-                                    launch.reads, launch.writes, tensor_spans([*args_dev, *kwargs.values()]),
-                                    storage_spans([*args_dev, *kwargs.values()]))
+                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
 
 
@@ -158,6 +157,12 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
     return sorted(found)
 
 
+def _outside(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
+    """Touched sectors (sorted) that lie in none of the spans (sorted, disjoint sector intervals)."""
+    inside = sum(int(np.searchsorted(touched, b) - np.searchsorted(touched, a)) for a, b in spans)
+    return int(touched.size) - inside
+
+
 def _footprint(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
     """Sectors in the union of the spans (sector intervals) that contain a touched sector."""
     if not touched.size:
@@ -171,25 +176,19 @@ def _footprint(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
     return total
 
 
-def tensor_spans(values) -> list[tuple[int, int]]:
-    """Sector intervals [first, end) of the tensor arguments of a launch."""
-    spans = []
-    for v in values:
-        if isinstance(v, torch.Tensor) and v.numel():
-            start, end, _ = tensor_span(v)
-            spans.append((start // SECTOR, (end - 1) // SECTOR + 1))
-    return spans
-
-
 def storage_spans(values) -> list[tuple[int, int]]:
     """Sector intervals [first, end) of the whole allocations (untyped storages) behind the tensor
-    arguments of a launch, one per storage."""
-    spans = set()
-    for v in values:
-        if isinstance(v, torch.Tensor) and v.untyped_storage().nbytes():
-            storage = v.untyped_storage()
-            spans.add((storage.data_ptr() // SECTOR, (storage.data_ptr() + storage.nbytes() - 1) // SECTOR + 1))
-    return sorted(spans)
+    arguments of a launch, sorted, overlapping ones merged (two storages may share a boundary sector)."""
+    spans = sorted({(v.untyped_storage().data_ptr() // SECTOR,
+                     (v.untyped_storage().data_ptr() + v.untyped_storage().nbytes() - 1) // SECTOR + 1)
+                    for v in values if isinstance(v, torch.Tensor) and v.untyped_storage().nbytes()})
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]]) -> list[int]:
@@ -213,9 +212,11 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
 
 
 def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: tuple[int, int, int],
-                 reads: np.ndarray, writes: np.ndarray, spans: list[tuple[int, int]],
-                 storages: list[tuple[int, int]] = ()) -> dict:
-    """The launch record of the whole grid from its sampled programs' counts."""
+                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]]) -> dict:
+    """The launch record of the whole grid from its sampled programs' counts. DRAM traffic is capped by
+    the allocations the sample touched (never by the argument views: a kernel handed x[:1] reads all of
+    x through its pointer, red team a101); sectors touched outside every argument's allocation are
+    counted (sample_outside_sectors) and void the estimate."""
     if len(per_program) != len(roles):
         raise RuntimeError(f"{len(per_program)} programs counted, {len(roles)} run")
     total = grid[0] * grid[1] * grid[2]
@@ -228,15 +229,17 @@ def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: 
     def scaled(metric: str) -> float:
         return math.fsum(w * p[metric] for w, p in zip(weights, per_program))
 
-    unique, written = 0, 0
+    unique, written, outside = 0, 0, 0
     for side, seen in (("read", reads), ("write", writes)):
-        estimate = max(int(seen.size), min(int(round(scaled(side))), _footprint(spans, seen)))
+        outside += _outside(storages, seen)
+        estimate = max(int(seen.size), min(int(round(scaled(side))), _footprint(storages, seen)))
         unique += estimate
         written = estimate if side == "write" else written
     return dict(record, programs=total, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
                 bytes_written=written * SECTOR, flops={k: flops[k] for k in sorted(flops)},
                 sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
-                sample_stray_writers=len(stray_writers(per_program, roles, list(storages))))
+                sample_stray_writers=len(stray_writers(per_program, roles, storages)),
+                sample_outside_sectors=outside)
 
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
