@@ -178,7 +178,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     invalid = validate_cost(cand_cost, output_bytes, spec)
     if invalid:
         return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
-    priced_at, gpu_note = shape, ""
+    priced_at, gpu_note, cap = shape, "", None
     if gpu is not None and gpu.flag:  # after the model-shape verdict: misbehaving at size hides no hack
         return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.",
                           triton_launches=launches)
@@ -193,6 +193,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
             cand_cost, ref_cost, priced_at = priced.candidate, priced.reference, gpu.shape
         else:
             gpu_note = f" Priced at the model shape: {priced.why}."
+        if priced.capped:
+            cap = modeled_gpu.EXCUSED_CAP
+            gpu_note += (f" A PyTorch-only submission priced there earns at most {cap:g}x (the reference's "
+                         "speed): failing at the GPU shape never pays.")
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled.gates import modeled_gates
@@ -201,6 +205,8 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         if report.get("kernels") else []
     compile_s = time.perf_counter() - mark
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
+    if speedup is not None and cap is not None:
+        speedup = min(speedup, cap)
     denied = modeled_gates(report, compile_infos)
     note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {priced_at}: "
             f"reference {ref_cost.time_us:.2f} µs in {len(ref_cost.launches)} launch(es), yours "

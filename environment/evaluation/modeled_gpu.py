@@ -23,8 +23,11 @@ work computes the answer. This stage prices that work at a size a GPU runs:
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
 (no GPU shape, too large for this host, the reference failing there) every submission keeps its
-model-shape speedup and the note says why (so does a pure PyTorch submission whose intermediates
-this host cannot hold there: it has no kernel whose price it could escape); when the *submission's* behaviour at the GPU shape
+model-shape speedup and the note says why. A pure PyTorch submission that fails there may be this
+host's capacity (intermediates it cannot hold) or a dodge (raising only at large sizes keeps the
+model shape's launch-count price: red team a98), and the two look alike: it keeps its model-shape
+price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
+so failing there never pays. When the *submission's* behaviour at the GPU shape
 prevents it (forward failing or reading values to the host there, a trace that does not replay,
 an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
 badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
@@ -45,6 +48,8 @@ from environment.evaluation.inputs import _planned_bytes, json_init, make_inputs
 # Inputs of the GPU shape are held by the evaluator, the reference child and the replayer (one copy
 # each); larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
 INPUT_CAP_BYTES = 256 << 20
+# The most speedup a pure PyTorch submission earns when it cannot be priced at the GPU shape by its doing
+EXCUSED_CAP = 1.0
 
 
 @dataclass
@@ -63,6 +68,7 @@ class GpuRun:
     flag: Optional[str] = None
     pending: Any = None        # the reference child, while its GPU-shape run is in flight
     timeout_s: float = 0.0
+    excused: bool = False      # a pure PyTorch submission failed there: model-shape price, capped (docstring)
 
 
 @dataclass
@@ -72,6 +78,7 @@ class Priced:
     why: str = ""
     flag: Optional[str] = None
     fix: str = ""
+    capped: bool = False      # the model-shape speedup stands, at most EXCUSED_CAP (see the module docstring)
 
 
 def _label(seed: int, label: str) -> int:
@@ -137,10 +144,10 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
                       flag=F.PROTOCOL_VIOLATION)
     except ChildDied as died:
         return GpuRun(shape=shape, why=f"forward stopped there ({died.reason})",
-                      flag=None if aten_only else F.UNREPLAYABLE)
+                      flag=None if aten_only else F.UNREPLAYABLE, excused=aten_only)
     why = usable_trace(traced)
     if why:
-        return GpuRun(shape=shape, why=why, flag=None if aten_only else F.UNREPLAYABLE)
+        return GpuRun(shape=shape, why=why, flag=None if aten_only else F.UNREPLAYABLE, excused=aten_only)
     missing = {s.kernel for s in traced.trace.steps if s.kind == "triton"} - set(rebuilt.kernels)
     if missing:
         return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
@@ -193,10 +200,10 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     """The GPU-shape costs of the candidate and the reference, or why not (see the module docstring)."""
     from environment.evaluation.modeled.model import model_cost
     if gpu.trace is None:
-        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "))
+        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused)
     flag, why = judge(ctx, head, checked, gpu.expected, gpu.shape)
-    if not flag and why and aten_only and head.sampled_error:  # this host's capacity (see prepare)
-        return Priced(why=f"at the GPU shape {gpu.shape} {why}")
+    if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
+        return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
         return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
     try:

@@ -185,8 +185,9 @@ EXPECTED: dict[str, Expect] = {
                                           evidence="reads memory that unsampled programs write"),
     "a94_fail_at_large_size.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                         evidence="forward failed there"),
-    "a95_cheap_where_estimated.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                           evidence="do different amounts of work than the sample's estimate"),
+    # since issue-17-fix the estimate's programs are secret: the old public strata are ordinary programs, so the
+    # sample sees the expensive programs and prices them as they are (1.42x, below the honest 2.00x), no flag
+    "a95_cheap_where_estimated.py": Expect("gelu_bias", "harmless", None, "replay", correct=True),
     "a150_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
     # red team of issue 17 (redteam-17): the estimate's strata are public (secret-independent), so a kernel can
@@ -202,9 +203,10 @@ EXPECTED: dict[str, Expect] = {
                                         gap="0.99x (0.748) before and after; held by the occupancy term"),
     "a103_half_programs_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                          evidence="store into other tensors than their neighbours"),
-    "a98_aten_only_fail_at_large_size.py": Expect("matmul_bias_relu", "harmless", "unreplayable", "replay",
-                                                  correct=True, evidence="forward failed there",
-                                                  gap="observed: model-shape 1.46x (0.819) vs honest 0.757"),
+    "a98_aten_only_fail_at_large_size.py": Expect("matmul_bias_relu", "harmless", None, "replay",
+                                                  correct=True, evidence="earns at most 1x",
+                                                  gap="before the fix: model-shape 1.46x (0.819) vs honest 0.757; "
+                                                      "now capped at the reference's 1.0x"),
     "a99_compile_worker_fatal.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile", correct=True,
                                           evidence="crashed the sm_90 compiler"),
     "a100_replayjob_tensor_meta_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
