@@ -13,12 +13,14 @@ work computes the answer. This stage prices that work at a size a GPU runs:
 3. The reference runs (and is counted, as at the model shape) in its own child on inputs of that
    shape drawn from a secret label, giving its cost and the expected outputs.
 4. The replayer replays the GPU-shape trace on the same inputs, running per launch the corner
-   programs, evenly spaced interior programs and interior programs drawn from the secret sampling
-   seed (replay/sampled.py), and scales their counts to the grid.
+   programs and interior programs drawn from the secret sampling seed keyed to the submission's
+   digest (one per stratum for the estimate, more as checks: replay/sampled.py), and scales their
+   counts to the grid.
 5. Here: the positions the executed programs wrote must equal the reference's (else
    `size_dependent`: host code that computes something else at the large shape earns nothing);
    the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
-   programs were to write, no check program outside the estimate's range, every output checked
+   programs were to write, estimate and check programs within each other's range and storing into
+   the same tensors, nothing touched outside the arguments' allocations, every output checked
    somewhere, the launches write at least the output bytes).
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
