@@ -136,3 +136,10 @@ def test_an_interior_program_that_stores_into_another_tensor_than_its_neighbours
     assert sampled.stray_writers([honest, honest, honest, honest, honest], roles, [out, junk]) == []
     assert sampled.stray_writers([scratch, honest, scratch, honest, honest], roles, [out, junk]) == [2]
     assert sampled.stray_writers([honest] * 4, ["stratum"] * 4, [out, junk]) == []   # a whole small grid
+
+
+def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x = torch.zeros(64, 64)
+    descriptor = TensorDescriptor.from_tensor(x, [16, 16])
+    assert sampled.storage_spans([descriptor, 3]) == sampled.storage_spans([x])

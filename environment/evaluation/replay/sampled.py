@@ -178,10 +178,12 @@ def _footprint(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
 
 def storage_spans(values) -> list[tuple[int, int]]:
     """Sector intervals [first, end) of the whole allocations (untyped storages) behind the tensor
-    arguments of a launch, sorted, overlapping ones merged (two storages may share a boundary sector)."""
-    spans = sorted({(v.untyped_storage().data_ptr() // SECTOR,
-                     (v.untyped_storage().data_ptr() + v.untyped_storage().nbytes() - 1) // SECTOR + 1)
-                    for v in values if isinstance(v, torch.Tensor) and v.untyped_storage().nbytes()})
+    arguments of a launch (a tensor descriptor's base tensor included), sorted, overlapping ones merged
+    (two storages may share a boundary sector)."""
+    tensors = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in values]
+    spans = sorted({(t.untyped_storage().data_ptr() // SECTOR,
+                     (t.untyped_storage().data_ptr() + t.untyped_storage().nbytes() - 1) // SECTOR + 1)
+                    for t in tensors if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes()})
     merged: list[tuple[int, int]] = []
     for a, b in spans:
         if merged and a < merged[-1][1]:
