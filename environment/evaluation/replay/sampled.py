@@ -18,8 +18,8 @@ of STRATA equal strata of the grid), and the replayer keys that seed to the serv
 submission's digest: the same submission gets bit-identical prices for the same seed, and no kernel
 can compute which programs carry the estimate (fixed strata were skipped by a kernel that did no
 work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
-check programs (corners, where tails live, are no basis), and every interior program must store into
-the same arguments as the others.
+check programs (with the corners in both ranges), and every interior program must store into the
+same arguments as the others.
 """
 from __future__ import annotations
 
@@ -134,10 +134,12 @@ OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
 
 def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
     """Indices of interior programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
-    outside the range the other side spans: a check outside the estimate's programs' range, or an
-    estimate program outside the checks' range (both drawn from the secret; corners are no basis:
-    honest tails there would widen the range a skipped interior program hides in). Their cost is not
-    what the estimate assumes."""
+    outside the range the other side and the corners span: a check outside the estimate's programs'
+    range, or an estimate program outside the checks' range (both drawn from the secret). The corners
+    stay in the range: work that grows with the program index (a causal attention's rows) is honest,
+    and its lightest and heaviest programs are corners. A program that skips its block hides in that
+    range, but it stores nothing or something else where its neighbours store the output
+    (stray_writers) or stores wrong values (compared). Their cost is not what the estimate assumes."""
     keys = sorted({k for p in per_program for k in p["flops"]})
 
     def vector(p: dict) -> list[float]:
@@ -146,7 +148,7 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
     rel, absolute = OUTLIER_SLACK
     found: set[int] = set()
     for side, other in (("check", "stratum"), ("stratum", "check")):
-        basis = [vector(p) for p, r in zip(per_program, roles) if r == other]
+        basis = [vector(p) for p, r in zip(per_program, roles) if r in (other, "corner")]
         if not basis or "check" not in roles:
             continue
         low = [min(col) for col in zip(*basis)]
