@@ -130,16 +130,19 @@ def determinism(repeats: int) -> None:
 
 def modeled() -> None:
     print("\n### Modeled speedups of the shipped correct solutions (H100 SXM roofline estimate, not measured)\n")
-    print("| task | difficulty | solution | correct | speedup | kind | score |")
-    print("|---|---|---|---|---|---|---|")
+    print("| task | difficulty | solution | correct | speedup | kind | priced at | of peak | score |")
+    print("|---|---|---|---|---|---|---|---|---|")
     from environment import reward
     for task in list_tasks():
         for path in task.solutions.get("correct", ()):
             r = evaluate(task, path.read_text(), seed=0)
             p = r.performance
             s = f"{p.speedup:.3f}" if p and p.speedup else "n/a"
+            cost = p.modeled_candidate if p else None
+            shape = "×".join(str(v) for v in cost.shape.values()) if cost and cost.shape else "n/a"
+            peak = f"{cost.peak_fraction:.0%}" if cost else "n/a"
             print(f"| {task.id} | {task.difficulty} | {path.name} | {r.correct} | {s} | "
-                  f"{p.speedup_kind if p else None} | {reward.score(r)[0]:.3f} |")
+                  f"{p.speedup_kind if p else None} | {shape} | {peak} | {reward.score(r)[0]:.3f} |", flush=True)
 
 
 def evaltime(repeats: int) -> dict[str, dict[str, list[float]]]:

@@ -68,6 +68,10 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
                             if p.reference and p.candidate else "") + ".")
         if p.note:
             lines.append(f"  {p.note}")
+        if p.modeled_candidate is not None:
+            for launch in p.modeled_candidate.launches[:8]:
+                lines.append(f"  {launch.name}: {launch.time_us:.3g} µs, {launch.bound}-bound, "
+                             f"{launch.peak_fraction:.0%} of peak (roofline {launch.roofline_us:.3g} µs)")
         for info in p.compile:
             if not info.ok:
                 lines.append(f"  sm_90 compile of {info.kernel} failed: {info.error}")

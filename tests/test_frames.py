@@ -52,3 +52,13 @@ def test_a_silent_peer_hits_the_deadline_instead_of_hanging():
 def test_a_closed_channel_is_reported_as_closed():
     with pytest.raises(frames.ChannelClosed):
         frames.read_frame(_pipe_with(frames.encode({"nonce": "n"})[:6]), "n", time.monotonic() + 5)
+
+
+def test_encode_header_is_the_header_encode_writes_with_the_per_tensor_metadata():
+    ts = [torch.randn(3, 5), torch.randn(4).to(torch.bfloat16)]
+    frame = frames.encode({"nonce": "n"}, ts)
+    head = frames.encode_header({"nonce": "n"}, ts)
+    assert frame[len(frames.MAGIC) + 4:len(frames.MAGIC) + 4 + len(head)] == head
+    many = [torch.zeros(1)] * (frames.MAX_HEADER // 40)  # small header, but one metadata record per tensor
+    with pytest.raises(frames.FrameError, match="frame header"):
+        frames.encode_header({"nonce": "n"}, many)

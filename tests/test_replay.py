@@ -110,3 +110,16 @@ def test_seeds_of_one_evaluation_are_independent_labels():
     assert plan["counted"] not in (plan["init"] ^ 0x5EED, (plan["init"] ^ 0x5EED) % 2**31)
     assert seed_plan(b"secret", 0, "gelu_bias", "", 5) == plan
     assert seed_plan(b"other", 0, "gelu_bias", "", 5)["heldout"] != plan["heldout"]
+
+
+def test_a_call_holding_too_many_constant_tensors_is_unreplayable():
+    from environment.evaluation.replay.trace import MAX_CONSTANTS
+    tables = [torch.full((1,), float(i)) for i in range(MAX_CONSTANTS + 1)]
+
+    def add_all(x):
+        for table in tables:
+            x = x + table
+        return x
+
+    trace, constants = record(add_all, torch.randn(3))
+    assert "more than 1024 distinct constant tensors" in trace.unreplayable

@@ -41,6 +41,11 @@ def test_the_reference_passes_the_harness(task):
     assert not any(F.is_hack(f) for f in result.flags)
 
 
+# Pipelines whose later launch reads what another tiling wrote cannot be checked at the GPU shape,
+# so they earn no modeled speedup there (README, "At the task's GPU shape").
+GPU_SHAPE_PIPELINES = {"triton_fused_epilogues.py"}
+
+
 @pytest.mark.parametrize("task_id,kind,path", SOLUTIONS, ids=lambda v: getattr(v, "name", v))
 def test_shipped_solutions_get_their_verdict(task_id, kind, path):
     result = evaluate(registry()[task_id], path.read_text(), seed=2)
@@ -50,7 +55,9 @@ def test_shipped_solutions_get_their_verdict(task_id, kind, path):
                                               result.load and result.load.error, result.log[-2000:])
         if path.name.startswith("triton"):
             assert result.launches.triton_launches >= 1
-        if result.backend == "cpu":  # every honest solution keeps its modeled credit (trusted replay)
+        if result.backend == "cpu" and path.name in GPU_SHAPE_PIPELINES:  # README: launches over different tilings
+            assert "reads memory that unsampled programs write" in result.performance.note, result.performance.note
+        elif result.backend == "cpu":  # every honest solution keeps its modeled credit (trusted replay)
             assert result.performance.speedup is not None, result.performance.note
             assert not {F.UNREPLAYABLE, F.INVALID_COST, F.MODELED_UNAVAILABLE} & set(result.flags), result.flags
     else:

@@ -30,11 +30,12 @@ def launches_table(title: str, cost: Optional[ModeledCost]) -> str:
     rows = "".join(
         f"<tr><td>{_e(l.name)}</td><td>{l.programs}</td><td>{_bytes(l.bytes_unique)}</td>"
         f"<td>{_bytes(l.bytes_sectors)}</td><td>{_e(_flops(l.flops))}</td><td>{l.time_us:.3g}</td>"
-        f"<td>{_e(l.bound)}</td></tr>" for l in cost.launches)
+        f"<td>{_e(l.bound)}</td><td>{l.peak_fraction:.0%}</td></tr>" for l in cost.launches)
     return (f'<div class="kp-costs" data-launches="{len(cost.launches)}"><div class="kp-chart-title">{_e(title)}: '
-            f"{cost.time_us:.3g} µs on {_e(cost.target)} in {len(cost.launches)} launch(es)</div>"
+            f"{cost.time_us:.3g} µs on {_e(cost.target)} in {len(cost.launches)} launch(es)"
+            f"{' at ' + _e(cost.shape) if cost.shape else ''}, {cost.peak_fraction:.0%} of peak</div>"
             "<table><thead><tr><th>launch</th><th>programs</th><th>unique bytes</th><th>sector bytes</th>"
-            f"<th>FLOPs</th><th>µs</th><th>bound</th></tr></thead><tbody>{rows}</tbody></table></div>")
+            f"<th>FLOPs</th><th>µs</th><th>bound</th><th>of peak</th></tr></thead><tbody>{rows}</tbody></table></div>")
 
 
 def compile_table(infos: list[CompileInfo]) -> str:

@@ -218,7 +218,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
                 reply, out = _cmd_count(model, tensors, device)
                 send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
             elif isinstance(cmd, TraceCall):  # the candidate: a claim of what it did, replayed elsewhere
-                reply, out = _cmd_trace(model, tensors, device)
+                reply, out = _cmd_trace(model, tensors, device, cmd.geometry)
                 send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
         except BaseException as exc:
             send_reply(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
@@ -244,9 +244,15 @@ def _cmd_count(model, tensors, device):
             [t.detach().to("cpu") for t in items])
 
 
-def _cmd_trace(model, tensors, device):
-    """Run the forward once under the trace recorder; send the outputs, then the constants."""
+def _cmd_trace(model, tensors, device, geometry=None):
+    """Run the forward once under the trace recorder; send the outputs, then the constants. With
+    `geometry`, on zero-filled inputs of those shapes (the GPU-shape trace), sending only the constants."""
     from environment.evaluation.replay.recorder import TraceRecorder
+    if geometry is not None:
+        dtypes = [getattr(torch, name, None) for _, name in geometry]
+        if not all(isinstance(d, torch.dtype) for d in dtypes):
+            raise ValueError("unknown dtype in the trace geometry")
+        tensors = [torch.zeros(shape, dtype=d) for (shape, _), d in zip(geometry, dtypes)]
     inputs = [t.to(device) for t in tensors]
     start = time.perf_counter()
     with torch.no_grad(), TraceRecorder(inputs) as recorder:
@@ -256,6 +262,8 @@ def _cmd_trace(model, tensors, device):
     if not plain:
         return Traced(kind="traced", nonce="", ok=False, error="forward must return plain tensors"), []
     trace, constants = recorder.finish(items)
+    if geometry is not None:
+        return Traced(kind="traced", nonce="", ok=True, trace=trace, outputs=0, compute_s=compute), constants
     return (Traced(kind="traced", nonce="", ok=True, trace=trace, outputs=len(items), compute_s=compute),
             [t.detach().to("cpu") for t in items] + constants)
 

@@ -75,11 +75,14 @@ class ChildHandle:
         self.tmpdir = job.tmpdir
         self.send(job, tensors, timeout_s)
 
+    def header(self, message: BaseModel) -> dict:
+        """The frame header a command carries (its record and this run's nonce)."""
+        return dict(message.model_dump(mode="json"), nonce=self.nonce)
+
     def send(self, message: BaseModel, tensors: list[torch.Tensor], timeout_s: float) -> None:
         """One command frame: the record as its JSON header, the tensors as raw bytes."""
-        header = dict(message.model_dump(mode="json"), nonce=self.nonce)
         try:
-            frame = frames.encode(header, list(tensors))
+            frame = frames.encode(self.header(message), list(tensors))
         except frames.FrameError as exc:  # what the evaluator built does not fit a frame: its own limit
             raise HarnessFault(f"the evaluator's message to the {self.role} child breaks the frame limit: {exc}") \
                 from None

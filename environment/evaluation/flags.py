@@ -38,11 +38,12 @@ UNREPLAYABLE = "unreplayable"                  # modeled mode: the counted call 
 TRACE_DATA_DEPENDENT = "trace_data_dependent"  # modeled mode: work depends on values read to the host; no credit
 INVALID_COST = "invalid_cost"                  # modeled mode: a cost record failed validation; no speed credit
 UNSUPPORTED_LANGUAGE = "unsupported_language"  # CUDA C++/CuTe/TileLang on a host that runs Triton and PyTorch only
+SIZE_DEPENDENT = "size_dependent"              # modeled mode: at the GPU shape the sampled programs compute a wrong result
 
 WARNINGS = frozenset({
     INPUT_MUTATION, NONDETERMINISTIC, TIMEOUT, MEMORY_LIMIT, OUTPUT_TRUNCATED, NO_CUSTOM_KERNEL,
     IMPLAUSIBLE_SPEEDUP, CROSS_PROGRAM_RACE, WRITE_RACE, MODELED_UNAVAILABLE, AUDIT_EVENT, SANDBOX_DEGRADED,
-    UNREPLAYABLE, TRACE_DATA_DEPENDENT, INVALID_COST, UNSUPPORTED_LANGUAGE,
+    UNREPLAYABLE, TRACE_DATA_DEPENDENT, INVALID_COST, UNSUPPORTED_LANGUAGE, SIZE_DEPENDENT,
 })
 
 
@@ -56,7 +57,7 @@ LAYERS = {
     MEMORY_LIMIT: "rlimits", OUTPUT_TRUNCATED: "rlimits", NO_CUSTOM_KERNEL: "static",
     IMPLAUSIBLE_SPEEDUP: "runtime-check", CROSS_PROGRAM_RACE: "replay", WRITE_RACE: "runtime-check",
     MODELED_UNAVAILABLE: "compile", AUDIT_EVENT: "audit", SANDBOX_DEGRADED: "process", UNREPLAYABLE: "replay",
-    TRACE_DATA_DEPENDENT: "replay", INVALID_COST: "replay", UNSUPPORTED_LANGUAGE: "static",
+    TRACE_DATA_DEPENDENT: "replay", INVALID_COST: "replay", UNSUPPORTED_LANGUAGE: "static", SIZE_DEPENDENT: "replay",
 }
 
 

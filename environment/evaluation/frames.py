@@ -51,18 +51,24 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     return t.numpy().tobytes()
 
 
-def encode(header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> bytes:
-    """One frame; raises FrameError when it would break the limits the reader enforces, so the
-    sender learns it is over a limit instead of the reader dying on it."""
+def encode_header(header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> bytes:
+    """The frame's JSON header, exactly as encode() writes it (with the per-tensor metadata), without
+    copying any tensor; raises FrameError when the frame would break the limits the reader enforces."""
     payload = sum(t.numel() * t.element_size() for t in tensors)
     if payload > MAX_PAYLOAD:
         raise FrameError(f"frame payload of {payload} bytes exceeds {MAX_PAYLOAD}")
-    blobs = [tensor_bytes(t) for t in tensors]
-    header = dict(header, tensors=[dict(tensor_meta(t), nbytes=len(b)) for t, b in zip(tensors, blobs)])
+    header = dict(header, tensors=[dict(tensor_meta(t), nbytes=t.numel() * t.element_size()) for t in tensors])
     head = json.dumps(header, allow_nan=True).encode()
     if len(head) > MAX_HEADER:
         raise FrameError(f"frame header of {len(head)} bytes exceeds {MAX_HEADER}")
-    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(blobs)
+    return head
+
+
+def encode(header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> bytes:
+    """One frame; raises FrameError when it would break the limits the reader enforces, so the
+    sender learns it is over a limit instead of the reader dying on it."""
+    head = encode_header(header, tensors)
+    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(tensor_bytes(t) for t in tensors)
 
 
 def _decode_tensor(meta: Any, blob: memoryview) -> torch.Tensor:

@@ -26,9 +26,10 @@ from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
-from environment.evaluation.frames import MAX_HEADER, FrameError
+from environment.evaluation.frames import FrameError, encode_header
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
-from environment.evaluation.protocol import Count, Counted, Limits, Replayed, ReplayJob, TraceCall, Traced
+from environment.evaluation.protocol import (Count, Counted, Limits, Replayed, ReplayJob, SampledReplay, TraceCall,
+                                             Traced)
 from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.verdict import judged
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
@@ -98,15 +99,21 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     laps["reference"], mark = time.perf_counter() - mark, time.perf_counter()
     if not h_head.ok:
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
+
+    def at_gpu_shape(rebuilt: Any, aten_only: bool):
+        from environment.evaluation import modeled_gpu
+        return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
+
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
-                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout)
+                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout,
+                     at_gpu_shape)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
     outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
 
 
 def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_head: Counted, r_heldout: list,
-           check: Any, heldout: list) -> StageOutcome:
+           check: Any, heldout: list, at_gpu_shape: Any = None) -> StageOutcome:
     """From the counted call's reply and the reference's results, the verdict on the speed claim."""
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
     from environment.evaluation.replay.rebuild import rebuild
@@ -137,11 +144,16 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                               flags=[F.DECOY_KERNEL], triton_launches=0)
 
     mark = time.perf_counter()
-    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:])
+    gpu = at_gpu_shape(rebuilt, launches == 0) if at_gpu_shape is not None else None
+    gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
+    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
+    if gpu is not None:
+        from environment.evaluation import modeled_gpu
+        modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
     replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
         return replayed
-    report, outputs = replayed
+    report, outputs, head, checked = replayed
     mismatch = check(r_heldout, outputs, heldout)
     if mismatch:
         if trace.host_reads:
@@ -158,14 +170,33 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     spec = load_spec()
     tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
     try:
-        cand_cost = model_cost(report["launches"], spec, tolerance)
+        cand_cost = model_cost(report["launches"], spec, tolerance, shape)
     except (KeyError, TypeError, ValueError) as exc:
         return _no_credit(F.INVALID_COST, f"The replay's cost records are invalid ({exc}).")
-    ref_cost = model_cost(h_head.report["launches"], spec, tolerance)
+    ref_cost = model_cost(h_head.report["launches"], spec, tolerance, shape)
     output_bytes = sum(t.numel() * t.element_size() for t in r_heldout)
     invalid = validate_cost(cand_cost, output_bytes, spec)
     if invalid:
         return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
+    priced_at, gpu_note, cap = shape, "", None
+    if gpu is not None and gpu.flag:  # after the model-shape verdict: misbehaving at size hides no hack
+        return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.",
+                          triton_launches=launches)
+    if gpu is not None:
+        from environment.evaluation import modeled_gpu
+        priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
+        if priced.flag:
+            return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
+                              triton_launches=launches)
+        if priced.candidate is not None:
+            report = modeled_gpu.merged_report(report, head.sampled_report)
+            cand_cost, ref_cost, priced_at = priced.candidate, priced.reference, gpu.shape
+        else:
+            gpu_note = f" Priced at the model shape: {priced.why}."
+        if priced.capped:
+            cap = modeled_gpu.EXCUSED_CAP
+            gpu_note += (f" A PyTorch-only submission priced there earns at most {cap:g}x (the reference's "
+                         "speed): failing at the GPU shape never pays.")
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled.gates import modeled_gates
@@ -174,10 +205,13 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         if report.get("kernels") else []
     compile_s = time.perf_counter() - mark
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
+    if speedup is not None and cap is not None:
+        speedup = min(speedup, cap)
     denied = modeled_gates(report, compile_infos)
-    note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {shape}: "
+    note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {priced_at}: "
             f"reference {ref_cost.time_us:.2f} µs in {len(ref_cost.launches)} launch(es), yours "
-            f"{cand_cost.time_us:.2f} µs in {len(cand_cost.launches)}, counted on a trusted replay.")
+            f"{cand_cost.time_us:.2f} µs in {len(cand_cost.launches)} at {cand_cost.peak_fraction:.0%} of the "
+            f"roofline, counted on a trusted replay.{gpu_note}")
     flags = []
     if denied or speedup is None:
         flags = [entry.split(":", 1)[0] for entry in denied]
@@ -186,26 +220,43 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     return StageOutcome(PerformanceResult(
         speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
         candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
-        note=note), flags=flags, triton_launches=launches, stage_s={"replay": replay_s, "compile": compile_s})
+        note=note), flags=flags, triton_launches=launches,
+        stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
 
 
-def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list):
-    """(report, outputs) of the trusted replay, or the outcome that ends the stage."""
+def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):
+    """(report, outputs, reply, checked GPU-shape outputs) of the trusted replay, or the outcome that
+    ends the stage. With `gpu`, the same job also replays the GPU-shape trace with sampled programs."""
     import tempfile
     cfg = ctx.config
+    sampled, extra = None, []
+    if gpu is not None:
+        sampled = SampledReplay(trace=gpu.trace, inputs=len(gpu.inputs), constants=len(gpu.constants),
+                                seed=gpu.sample_seed)
+        extra = list(gpu.inputs) + list(gpu.constants)
     job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
-                    backend=ctx.backend, limits=Limits.of(cfg))
-    size = len(job.model_dump_json()) + 1024  # the trace and the kernels are the submission's: so is their size
-    if size > MAX_HEADER:
-        return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({size} bytes "
-                                          f"over the {MAX_HEADER}-byte frame header): launch fewer, smaller kernels.")
+                    backend=ctx.backend, limits=Limits.of(cfg), sampled=sampled)
+    tensors = list(heldout) + list(constants) + list(extra)
+    try:  # the frame as it will be sent: the trace, the kernels and the constants are the submission's, so is its size
+        encode_header(ctx.replayer.header(job), tensors)
+    except FrameError as exc:
+        return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({exc}): "
+                                          "launch fewer, smaller kernels and hold fewer constant tensors.")
     try:
-        head, outputs = ctx.replayer.request(job, Replayed, list(heldout) + list(constants), cfg.timeout_s * 4)
+        head, outputs = ctx.replayer.request(job, Replayed, tensors, cfg.timeout_s * 4)
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
     if not head.ok and head.harness:
         raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
-    return head.report, outputs
+    if sampled is None:
+        return head.report, outputs, None, []
+    try:  # the GPU-shape replay answers second: whatever stops it, the first replay's verdict stands
+        second, checked = ctx.replayer.receive(Replayed, cfg.timeout_s * 4)
+    except ChildDied as died:
+        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
+    except FrameError as exc:
+        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
+    return head.report, outputs, second, checked

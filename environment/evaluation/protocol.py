@@ -52,9 +52,19 @@ class Job(_Message):
     train_mode: bool = False        # run the model as constructed (KernelBench), not after .eval()
 
 
+class SampledReplay(_Message):
+    """The second replay of a job: the trace recorded at the task's GPU shape, replayed on inputs of
+    that shape with a sample of each launch's programs (replay/sampled.py). Its tensors follow the
+    first replay's in the frame: `inputs` inputs, then `constants` constant tensors."""
+    trace: Trace
+    inputs: int = Field(ge=0)
+    constants: int = Field(ge=0)
+    seed: int = Field(ge=0, lt=2**63, description="draws the interior programs (the secret sampling seed)")
+
+
 class ReplayJob(_Message):
     """The one frame the replayer reads: the generated kernel module, the trace, and tensors (the
-    held-out inputs, then the candidate's constants)."""
+    held-out inputs, then the candidate's constants, then the sampled replay's tensors if any)."""
     cmd: Literal["job"] = "job"
     nonce: str = ""
     tmpdir: str
@@ -65,6 +75,7 @@ class ReplayJob(_Message):
     inputs: int = Field(ge=0)
     backend: Literal["cpu", "cuda"]
     limits: Limits
+    sampled: Optional[SampledReplay] = None
 
 
 class _Command(_Message):
@@ -100,6 +111,10 @@ class Count(_Command):
 
 class TraceCall(_Command):
     cmd: Literal["trace"] = "trace"
+    # Record at these input geometries ((shape, dtype) per input) on zero-filled inputs the child
+    # allocates itself (the GPU-shape trace: its values are never used, so none are sent), and send
+    # back only the constants. None: record on the frame's tensors and send the outputs first.
+    geometry: Optional[list[tuple[list[int], str]]] = Field(None, max_length=64)
 
 
 class Exit(_Command):
@@ -179,9 +194,13 @@ class Traced(Reply):
 
 
 class Replayed(Reply):
+    """The replayer's answer; a job with a sampled replay gets a second one carrying only
+    `sampled_report` or `sampled_error`, and the checked positions and values as its tensors."""
     kind: Literal["replayed"]
     harness: bool = Field(False, description="the replayer's own failure (not the trace's): a harness error")
     report: dict[str, Any] = Field(default_factory=dict)
+    sampled_report: Optional[dict[str, Any]] = None
+    sampled_error: Optional[str] = None
     layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
 
 

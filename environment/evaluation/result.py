@@ -99,13 +99,21 @@ class LaunchCost(_Record):
     bytes_sectors: int = 0
     flops: dict[str, float] = Field(default_factory=dict, description="FLOPs by precision.")
     time_us: float = 0.0
-    bound: Literal["memory", "compute", "launch", "occupancy"] = "memory"
+    bound: Literal["memory", "l2", "compute", "launch", "occupancy"] = "memory"
+    roofline_us: float = Field(0.0, description="Time at the roofline: max(unique bytes / HBM bandwidth, FLOPs / "
+                                                "peak rate of their precision), what this work needs at best.")
+    peak_fraction: float = Field(0.0, description="roofline_us / time_us: the share of the peak this launch reaches "
+                                                  "(as kernelbench.com v3's peak_fraction).")
+    sampled_programs: Optional[int] = Field(None, description="Programs run to estimate the launch at the GPU shape "
+                                                              "(None: every program ran).")
 
 
 class ModeledCost(_Record):
     target: str = Field(description="Target GPU the roofline model describes.")
     time_us: float
     launches: list[LaunchCost] = Field(default_factory=list)
+    shape: dict[str, int] = Field(default_factory=dict, description="The problem size the launches were counted at.")
+    peak_fraction: float = Field(0.0, description="Sum of the launches' roofline times / modeled time.")
 
 
 class CompileInfo(_Record):

@@ -54,3 +54,22 @@ def test_a_python_escape_inside_a_kernel_body_is_never_rebuilt_nor_compiled(fuse
 def test_malformed_launch_signatures_from_the_child_are_refused():
     [info] = aot.compile_kernels(rebuild(FUSED.read_text()), [{"name": "gelu_bias_kernel; rm -rf /", "signature": {}}])
     assert not info.ok and info.error == "bad kernel name 'gelu_bias_kernel; rm -rf /'"
+
+
+def test_a_kernel_that_crashes_the_compiler_natively_fails_to_compile_and_is_not_a_harness_error(fused_signatures):
+    # LLVM's report_fatal_error on an inline-asm string naming a missing operand aborts the worker (SIGABRT),
+    # reachable from a branch the interpreter never takes: the crash is the submission's, not the environment's
+    crashing = FUSED.read_text().replace(
+        "tl.store(out_ptr + offs, y, mask=mask)",
+        "if n_elements < 0:\n        y = tl.inline_asm_elementwise(\"mov.b32 $0, $7;\", \"=r,r\", [y], dtype=tl.float32, "
+        "is_pure=True, pack=1)\n    tl.store(out_ptr + offs, y, mask=mask)")
+    assert crashing != FUSED.read_text()
+    [info] = aot.compile_kernels(rebuild(crashing), fused_signatures, timeout_s=120)
+    assert not info.ok and "crashed the sm_90 compiler" in info.error and "exited with -6" in info.error
+    assert not list(aot.CACHE_DIR.glob("*.json")) or all("crashed" not in p.read_text()
+                                                         for p in aot.CACHE_DIR.glob("*.json"))
+
+
+def test_the_trusted_canary_compiles_in_a_fresh_worker():
+    request = {"arch": 90, "max_shared_bytes": 232448}
+    assert aot._canary_fails(request, timeout_s=120) is None

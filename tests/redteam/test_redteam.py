@@ -118,6 +118,20 @@ def test_no_attack_of_the_accounting_classes_earns_speed_credit_it_did_not_earn(
         assert result.performance is None or result.performance.speedup is None, (name, result.performance)
 
 
+def test_no_attack_on_the_gpu_shape_pricing_earns_speed_credit():
+    """Issue 17: host code or programs that behave differently at the GPU shape, or where the sample
+    looks, earn no modeled speedup at all (never the model-shape price they would escape to). The
+    attacks on positions the sample no longer looks at (a96, a97: the estimate is drawn from the
+    secret) and the capped PyTorch-only escape (a98) earn their honest price, pinned by their entries."""
+    for name, exp in EXPECTED.items():
+        number = int(name[1:].split("_")[0])
+        if not (89 <= number <= 103 and exp.layer == "replay" and exp.flag):
+            continue
+        result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
+                                  salt=name, session=f"redteam-gpu-{name}")
+        assert result.performance is None or result.performance.speedup is None, (name, result.performance)
+
+
 @pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.layer == "static"))
 def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_work(name):
     """Defence in depth: with the AST check switched off, the runtime layers still hold."""

@@ -7,6 +7,12 @@ sandboxed like a candidate child (rlimits, Landlock: read-only system, writes on
 dir, execution only of Triton's bundled tools, no TCP; seccomp: no sockets, ptrace or namespaces),
 whose whole process group is killed when it ends. Results are cached on disk by a hash of the
 generated module, the launch signatures, the Triton version and the target.
+
+Who owns a dead worker: it compiles only kernels derived from the submission, and a native abort
+inside LLVM/MLIR/ptxas (report_fatal_error on a malformed inline-asm string, an UNREACHABLE in a
+lowering) is reachable from the kernel's text. So a worker that dies without a result makes those
+kernels fail to compile (no speed credit), unless a fresh worker also fails to compile the trusted
+canary (the start-up self-test's vector add): only then is the environment blamed (HarnessFault).
 """
 from __future__ import annotations
 
@@ -35,6 +41,20 @@ MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TYPE = re.compile(r"^(constexpr|\*?(fp|bf|i|u)\d+|\*?fp8[a-z0-9]*)$")
 _OPTIONS = {"num_warps": (1, 32), "num_stages": (1, 8), "num_ctas": (1, 1), "maxnreg": (16, 255)}
+# the trusted canary: the counter self-test's vector add, written out so the worker loads it like any rebuilt module
+CANARY_SOURCE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def _vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""
+CANARY_KERNEL = {"name": "_vector_add", "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
+                                                      "n": "i32", "BLOCK": "constexpr"},
+                 "constexprs": {"BLOCK": 1024}, "aligned": ["x_ptr", "y_ptr", "out_ptr"], "options": {}}
 
 
 def _clean_constexpr(value):
@@ -101,6 +121,16 @@ def _run_worker(request: dict, timeout_s: float) -> list[dict]:
             return json.load(f)
 
 
+def _canary_fails(request: dict, timeout_s: float) -> str | None:
+    """Compile the trusted canary in a fresh worker; the reason it failed, or None when it compiled."""
+    canary = dict(request, source=CANARY_SOURCE, kernels=[CANARY_KERNEL])
+    try:
+        [result] = _run_worker(canary, timeout_s)
+    except (RuntimeError, TimeoutError, ValueError) as exc:
+        return str(exc)
+    return None if result.get("ok") else str(result.get("error"))
+
+
 def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: float = 120.0,
                     spec: dict | None = None) -> list[CompileInfo]:
     """One CompileInfo per distinct launch signature (a kernel launched with two BLOCK values is
@@ -128,8 +158,15 @@ def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: 
             results = _run_worker(request, timeout_s)
         except TimeoutError as exc:  # a kernel too big to compile in time: the submission's
             return [CompileInfo(kernel=k["name"], ok=False, error=str(exc)) for k in kernels]
-        except RuntimeError as exc:  # the worker itself died: the environment's failure, never cached
-            raise HarnessFault(f"the sm_90 compile worker failed: {exc}") from None
+        except RuntimeError as exc:  # the worker died: the kernels' doing unless the canary fails too; never cached
+            broken = _canary_fails(request, timeout_s)
+            if broken is not None:
+                raise HarnessFault(f"the sm_90 compile worker failed ({exc}), and so did the trusted canary "
+                                   f"kernel in a fresh worker: {broken}") from None
+            return [CompileInfo(kernel=k["name"], ok=False,
+                                error=f"crashed the sm_90 compiler ({exc}); a trusted kernel compiles in a fresh "
+                                      "worker, so the crash is this submission's: check inline asm strings and "
+                                      "constraints, or use plain triton.language") for k in kernels]
         refused = [r for r in results if r.get("sandbox_refused") is True]  # set by the worker, never parsed from text
         if refused:  # the sandbox refused the compiler something it needs: the environment's failure
             raise HarnessFault(f"the sm_90 compile worker's sandbox refused the compiler: {refused[0].get('error')}")

@@ -18,7 +18,7 @@ def modeled_bench(spec: dict, tolerance: dict | None = None):
     def bench(kernel_call, quantiles=None, **_):
         from environment.evaluation.replay import recorder
         outer = triton_hooks.current()
-        counter = CostCounter()
+        counter = CostCounter(sample_seed=0)  # a sample of the programs: at the GPU shape a whole launch is minutes
         with recorder.paused(), counter:  # tuning is not part of the traced call
             kernel_call()
         records = counter.launch_records()

@@ -18,7 +18,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.modeled import triton_hooks
-from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, tensor_sectors
+from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, tensor_interval
 from environment.evaluation.modeled.torch_counting import AtenCounter, aten_record, classify
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
@@ -26,11 +26,18 @@ REPORT_VERSION = 1
 
 
 class CostCounter:
-    def __init__(self, lifts_are_copies: bool = False) -> None:
+    def __init__(self, lifts_are_copies: bool = False, sample_seed: int | None = None) -> None:
         """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
-        lift copies a constant of the trace; never free data movement)."""
+        lift copies a constant of the trace; never free data movement). sample_seed: run a sample
+        of each launch's programs and scale its counts to the grid (replay/sampled.py; the GPU-shape
+        replay and autotune benchmarks), keeping no per-element load addresses (no cross-program
+        race check) and every store's addresses in `stores`."""
         self.lifts_are_copies = lifts_are_copies
+        self.sample_seed = sample_seed
+        self.addresses = sample_seed is None
+        self.stores: list = []
         self.launch: TritonLaunch | None = None   # the Triton launch running now
+        self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []
         self.records: list[dict] = []
         self.kernels: dict[str, dict] = {}        # distinct launch signatures, by canonical key
@@ -67,12 +74,14 @@ class CostCounter:
         if self.launch is not None:  # launched from a program body or grid function: host code in a kernel
             self.aten_in_kernel.append(f"triton launch {signature['name']} in {self.launch.name}")
         self._outer.append(self.launch)
-        self.launch = TritonLaunch(signature["name"], signature)
+        self.launch = TritonLaunch(signature["name"], signature, self.addresses)
 
     def launch_end(self) -> None:
         launch, self.launch = self.launch, self._outer.pop()
+        self.finished = launch
         record, reads, writes = launch.finish()
-        record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
+        launch.reads, launch.writes = reads, writes
+        record["dirty_read_bytes"] = self.ledger.launch(record["name"], intervals_of(reads), intervals_of(writes))
         self.records.append(record)
         race = launch.cross_program_raw(reads, writes)
         if race is not None:
@@ -91,7 +100,7 @@ class CostCounter:
             kind = "launch"
         if kind in ("allocation", "host"):
             for t in [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, torch.Tensor)]:
-                self.ledger.host_data(tensor_sectors(t))
+                self.ledger.host_data(tensor_interval(t))
         elif kind == "launch":
             record, reads, writes = aten_record(func, args, kwargs, out)
             record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)

@@ -56,42 +56,94 @@ def tensor_span(t: torch.Tensor) -> tuple[int, int, int]:
     return start, t.data_ptr() + (high + 1) * item, min(unique, (high - low + 1) * item)
 
 
-def span_sectors(start: int, end: int) -> np.ndarray:
-    if end <= start:
-        return _EMPTY
-    return np.arange(start // SECTOR, (end - 1) // SECTOR + 1, dtype=np.int64)
+# --- sets of sectors as sorted disjoint intervals [start, end) --------------------------------------
+# At the sizes a GPU runs a tensor spans millions of sectors: an array of them per tensor (and the
+# concatenations and sorts of a ledger over them) would need hundreds of MiB. A tensor is one interval.
+Intervals = tuple  # (starts, ends): int64 arrays, sorted, disjoint, non-adjacent
 
 
-def tensor_sectors(t: torch.Tensor) -> np.ndarray:
+def no_sectors() -> Intervals:
+    return _EMPTY, _EMPTY
+
+
+def tensor_interval(t: torch.Tensor) -> Intervals:
     start, end, _ = tensor_span(t)
-    return span_sectors(start, end)
+    if end <= start:
+        return no_sectors()
+    return np.array([start // SECTOR], dtype=np.int64), np.array([(end - 1) // SECTOR + 1], dtype=np.int64)
+
+
+def intervals_of(sectors: np.ndarray) -> Intervals:
+    """The runs of a sorted unique sector array."""
+    if sectors.size == 0:
+        return no_sectors()
+    breaks = np.flatnonzero(np.diff(sectors) != 1) + 1
+    return sectors[np.concatenate(([0], breaks))], sectors[np.concatenate((breaks - 1, [sectors.size - 1]))] + 1
+
+
+def _combine(a: Intervals, b: Intervals, keep) -> Intervals:
+    """The sectors whose membership (in a, in b) satisfies keep(in_a, in_b), as intervals."""
+    points = np.unique(np.concatenate([a[0], a[1], b[0], b[1]]))
+    if points.size < 2:
+        return no_sectors()
+    lo = points[:-1]
+
+    def member(s: Intervals) -> np.ndarray:
+        if s[0].size == 0:
+            return np.zeros(lo.size, dtype=bool)
+        i = np.searchsorted(s[0], lo, side="right") - 1
+        return (i >= 0) & (lo < np.where(i >= 0, s[1][np.maximum(i, 0)], 0))
+
+    take = keep(member(a), member(b))
+    starts, ends = lo[take], points[1:][take]
+    if starts.size == 0:
+        return no_sectors()
+    joined = np.flatnonzero(starts[1:] != ends[:-1]) + 1  # merge segments that touch
+    return starts[np.concatenate(([0], joined))], ends[np.concatenate((joined - 1, [ends.size - 1]))]
+
+
+def union(a: Intervals, b: Intervals) -> Intervals:
+    return _combine(a, b, lambda x, y: x | y)
+
+
+def minus(a: Intervals, b: Intervals) -> Intervals:
+    return _combine(a, b, lambda x, y: x & ~y)
+
+
+def overlap(a: Intervals, b: Intervals) -> int:
+    """Sectors in both."""
+    return size(_combine(a, b, lambda x, y: x & y))
+
+
+def size(a: Intervals) -> int:
+    return int((a[1] - a[0]).sum())
 
 
 class ProvenanceLedger:
-    """Dirty and clean-written sectors of one counted call (sorted unique int64 arrays)."""
+    """Dirty and clean-written sectors of one counted call (as intervals)."""
 
     def __init__(self) -> None:
-        self.dirty = _EMPTY
-        self.clean = _EMPTY
+        self.dirty = no_sectors()
+        self.clean = no_sectors()
         self.tainted_launches: list[str] = []
 
-    def host_data(self, sectors: np.ndarray) -> None:
+    def host_data(self, sectors: Intervals) -> None:
         """Memory whose contents did not come from a counted launch (allocation, host lift)."""
-        self.dirty = sorted_unique(np.concatenate([self.dirty, sectors]))
-        self.clean = np.setdiff1d(self.clean, sectors, assume_unique=True)
+        self.dirty = union(self.dirty, sectors)
+        self.clean = minus(self.clean, sectors)
 
-    def launch(self, name: str, reads: np.ndarray, writes: np.ndarray) -> int:
+    def launch(self, name: str, reads: Intervals, writes: Intervals) -> int:
         """Record a counted launch; returns the dirty bytes it read."""
-        dirty_read = int(np.isin(reads, self.dirty, assume_unique=True).sum()) * SECTOR if reads.size else 0
+        dirty_read = overlap(reads, self.dirty) * SECTOR
         if dirty_read > DIRTY_READ_ALLOWANCE:
             self.tainted_launches.append(name)
             self.host_data(writes)
         else:
-            self.dirty = np.setdiff1d(self.dirty, writes, assume_unique=True)
-            self.clean = sorted_unique(np.concatenate([self.clean, writes]))
+            self.dirty = minus(self.dirty, writes)
+            self.clean = union(self.clean, writes)
         return dirty_read
 
     def covered(self, t: torch.Tensor) -> tuple[int, int]:
         """(sectors of `t` written by clean counted launches, sectors of `t`)."""
-        sectors = tensor_sectors(t)
-        return int(np.isin(sectors, self.clean, assume_unique=True).sum()), int(sectors.size)
+        sectors = tensor_interval(t)
+        return overlap(sectors, self.clean), size(sectors)

@@ -42,13 +42,21 @@ def _compute_s(flops: dict[str, float], spec: dict, tf32_ok: bool, share: float 
 
 
 def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
-    """max(memory, compute, occupancy) + launch overhead, for one counted launch.
+    """max(dram, l2, compute, occupancy) + launch overhead, for one counted launch.
 
-    memory: L2-aware, max(unique bytes / HBM, per-instruction sector bytes / L2).
+    dram: unique bytes (each sector the launch touches, once) / HBM bandwidth.
+    l2: per-instruction sector bytes / L2 bandwidth: every load or store instruction moves the
+    sectors its elements fall in, so strided (uncoalesced) access and data re-read by many programs
+    cost here even when DRAM sees them once.
+    compute: FLOPs / the peak of their precision (tensor-core rates for `tl.dot`, CUDA-core rates for
+    elementwise work and reductions).
     occupancy (Triton launches only): waves of programs over the SMs times the busiest program's
     own time on one SM, so one giant program (or a grid smaller than the SM count) is not free.
+    The roofline time is max(dram, compute): what the work needs at best; its share of the modeled
+    time is the launch's fraction of peak.
     """
-    memory = max(record["bytes_unique"] / spec["hbm_bytes_per_s"], record["bytes_sectors"] / spec["l2_bytes_per_s"])
+    dram = record["bytes_unique"] / spec["hbm_bytes_per_s"]
+    l2 = record["bytes_sectors"] / spec["l2_bytes_per_s"]
     compute = _compute_s(record.get("flops", {}), spec, tf32_ok)
     occupancy = 0.0
     programs = record.get("programs")
@@ -57,27 +65,33 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
         per_program = max(record.get("program_bytes_max", 0) / spec["sm_bytes_per_s"],
                           _compute_s(record.get("program_flops_max", {}), spec, tf32_ok, 1.0 / spec["sm_count"]))
         occupancy = waves * per_program
-    terms = {"memory": memory, "compute": compute, "occupancy": occupancy}
+    terms = {"memory": dram, "l2": l2, "compute": compute, "occupancy": occupancy}
     bound = max(terms, key=lambda k: terms[k])  # ties resolve in dict order: deterministic
     overhead = spec["launch_overhead_us"] * 1e-6
     if overhead >= terms[bound]:
         bound = "launch"
+    time_s = max(terms.values()) + overhead
+    roofline = max(dram, compute)
     return LaunchCost(
         name=record["name"], programs=int(programs or 1), bytes_unique=int(record["bytes_unique"]),
         bytes_sectors=int(record["bytes_sectors"]), flops={k: float(v) for k, v in sorted(record.get("flops", {}).items())},
-        time_us=(max(terms.values()) + overhead) * 1e6, bound=bound,
+        time_us=time_s * 1e6, bound=bound, roofline_us=roofline * 1e6, peak_fraction=roofline / time_s,
+        sampled_programs=record.get("sampled_programs"),
     )
 
 
-def model_cost(records: list[dict], spec: dict, tolerance: dict | None = None) -> ModeledCost:
+def model_cost(records: list[dict], spec: dict, tolerance: dict | None = None,
+               shape: dict[str, int] | None = None) -> ModeledCost:
     """Modeled time of a forward call: launches run back to back (no overlap between kernels).
 
     `tolerance` ({atol, rtol} of the task) decides whether fp32 matmuls are charged as TF32;
-    pass the same tolerance for the reference and the candidate."""
+    pass the same tolerance for the reference and the candidate. `shape`: the size counted at."""
     tf32_ok = tf32_admitted(tolerance)
     launches = [launch_cost(r, spec, tf32_ok) for r in records]
-    return ModeledCost(target=f"{spec['name']} (gpus.yaml v{spec['version']})",
-                       time_us=math.fsum(l.time_us for l in launches), launches=launches)
+    time_us = math.fsum(l.time_us for l in launches)
+    return ModeledCost(target=f"{spec['name']} (gpus.yaml v{spec['version']})", time_us=time_us, launches=launches,
+                       shape=dict(shape or {}),
+                       peak_fraction=math.fsum(l.roofline_us for l in launches) / time_us if time_us > 0 else 0.0)
 
 
 def modeled_speedup(reference: ModeledCost, candidate: ModeledCost, spec: dict) -> float | None:

@@ -7,13 +7,12 @@ The same counting applies to the reference and to PyTorch code inside a candidat
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
-from environment.evaluation.modeled.memory import SECTOR, sorted_unique, tensor_sectors
+from environment.evaluation.modeled.memory import SECTOR, no_sectors, size, tensor_interval, union
 from environment.evaluation.modeled.precision import torch_dot_precision
 
 aten = torch.ops.aten
@@ -36,20 +35,23 @@ def _tensors(tree) -> list[torch.Tensor]:
     return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
 
-def _sectors(tensors: list[torch.Tensor]) -> np.ndarray:
-    parts = [tensor_sectors(t) for t in tensors if t.numel()]
-    return sorted_unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+def _sectors(tensors: list[torch.Tensor]):
+    found = no_sectors()
+    for t in tensors:
+        if t.numel():
+            found = union(found, tensor_interval(t))
+    return found
 
 
-def aten_record(func, args, kwargs, out) -> tuple[dict, np.ndarray, np.ndarray]:
-    """(record, read sectors, written sectors) of one aten launch."""
+def aten_record(func, args, kwargs, out):
+    """(record, read sectors, written sectors) of one aten launch; the sectors as intervals."""
     inputs, outputs = _tensors((args, kwargs)), _tensors(out)
     reads, writes = _sectors(inputs), _sectors(outputs)
     flops = {}
     formula = CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
     if formula is not None and inputs:
         flops[torch_dot_precision(inputs[0].dtype)] = float(formula(*args, **kwargs, out_val=out))
-    moved = int(reads.size + writes.size) * SECTOR
+    moved = (size(reads) + size(writes)) * SECTOR
     record = {"name": str(func), "kind": "aten", "programs": None, "bytes_unique": moved,
               "bytes_sectors": moved, "flops": flops}
     return record, reads, writes

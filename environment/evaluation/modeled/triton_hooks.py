@@ -152,6 +152,10 @@ def _grid_executor(cls):
         sink = current()
         if sink is None:
             return call(self, *args, **kwargs)
+        if sink.sample_seed is not None and sink.launch is None:  # a sample of the programs (replay/sampled.py)
+            from environment.evaluation.replay import sampled
+            sink.stores.extend(sampled.run_sampled(self, args, kwargs, sink, sink.sample_seed))
+            return None
         sink.launch_begin(self, args, kwargs)
         try:
             return call(self, *args, **kwargs)

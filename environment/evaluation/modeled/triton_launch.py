@@ -51,7 +51,10 @@ def launch_signature(executor, args, kwargs) -> dict:
 
 
 class TritonLaunch:
-    def __init__(self, name: str, signature: dict) -> None:
+    def __init__(self, name: str, signature: dict, addresses: bool = True) -> None:
+        """addresses=False: keep no per-element addresses of loads (no cross-program race check), as
+        the sampled replay at the GPU shape does, where a program may read hundreds of MiB."""
+        self.addresses = addresses
         self.name = name
         self.signature = signature
         self.phase = "kernel"      # "bookkeeping" while the interpreter copies arguments
@@ -65,12 +68,26 @@ class TritonLaunch:
         self._program_flops: dict[str, float] = defaultdict(float)
         self.program_bytes_max = 0
         self.program_flops_max: dict[str, float] = {}
+        # per program, for a sampled launch (replay/sampled.py scales these to the whole grid)
+        self.per_program: list[dict] = []
+        self._program_sectors: dict[str, list] = {"read": [], "write": []}
+        self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
 
     def program(self) -> None:
         self._close_program()
         self.programs += 1
 
     def _close_program(self) -> None:
+        unique = {}
+        for side, parts in self._program_sectors.items():
+            unique[side] = sorted_unique(np.concatenate(parts)) if parts else _EMPTY
+            if parts:
+                self._sectors[side].append(unique[side])
+        if self.programs:
+            self.per_program.append({"sectors": self._program_bytes, "read": int(unique["read"].size),
+                                     "write": int(unique["write"].size), "flops": dict(self._program_flops),
+                                     "written": unique["write"]})
+        self._program_sectors = {"read": [], "write": []}
         self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
         if sum(self._program_flops.values()) > sum(self.program_flops_max.values()):
             self.program_flops_max = dict(self._program_flops)
@@ -86,7 +103,11 @@ class TritonLaunch:
         self.sector_bytes += moved
         self._program_bytes += moved
         for side in (("read", "write") if kind == "atomic" else (kind,)):
-            self._sectors[side].append(sectors)
+            self._program_sectors[side].append(sectors)
+        if kind != "read":
+            self.store_log.append((addrs, itemsize))
+        if not self.addresses and kind == "read":
+            return
         got, progs = self._addrs[kind]
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))

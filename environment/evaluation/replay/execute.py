@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from environment.evaluation.replay import sampled
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
 
 _ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
@@ -98,7 +99,11 @@ def _poison(tensors: list[torch.Tensor]) -> None:
 class Replay:
     def __init__(self, trace: Trace, inputs: list[torch.Tensor], constants: list[torch.Tensor],
                  kernels: ModuleType, kernel_names: list[str], counter: Any) -> None:
+        """A counter with a sample_seed runs a sample of each launch's programs (replay/sampled.py) and
+        scales its counts to the grid, as the replay at the task's GPU shape does."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
+        self.sample_seed = counter.sample_seed
+        self.aten_written: list[torch.Tensor] = []   # tensors aten steps wrote (sampled replay)
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
             if s.source == "input":
@@ -173,6 +178,8 @@ class Replay:
         if step.op.split(".")[1] in _ALLOCATIONS:
             with self.counter.paused():
                 _poison(leaves)
+        elif self.sample_seed is not None:
+            self.aten_written.extend(leaves)
 
     def _launch(self, step) -> None:
         if step.kernel not in self.names:
@@ -181,4 +188,17 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
-        kernel[tuple(step.grid)](*args, **kwargs)
+        kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
+
+    def checked_outputs(self) -> list[torch.Tensor]:
+        """Per output, the indices of the elements the sampled replay's executed work wrote and their
+        values: [indices_0, values_0, indices_1, values_1, ...] (what the evaluator compares with the
+        reference at those positions)."""
+        out = []
+        with self.counter.paused():
+            for ref in self.trace.outputs:
+                t = self.tensor(ref)
+                idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
+                index = torch.from_numpy(idx)
+                out += [index, t.flatten()[index].clone()]
+        return out

@@ -24,7 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from environment.evaluation.replay.trace import (MAX_CONSTANT_BYTES, MAX_LIST, MAX_STEPS, MAX_STORAGES, AtenStep,
+from environment.evaluation.replay.trace import (MAX_CONSTANT_BYTES, MAX_CONSTANTS, MAX_LIST, MAX_STEPS, MAX_STORAGES, AtenStep,
                                                  LaunchStep, Special, Storage, TensorRef, Trace)
 
 _ACTIVE: list["TraceRecorder"] = []
@@ -72,6 +72,8 @@ class TraceRecorder(TorchDispatchMode):
         self.constant_bytes += storage.nbytes()
         if self.constant_bytes > MAX_CONSTANT_BYTES:
             raise Unreplayable(f"the call reads more than {MAX_CONSTANT_BYTES >> 20} MiB of constant tensors")
+        if len(self.constants) >= MAX_CONSTANTS:
+            raise Unreplayable(f"the call reads more than {MAX_CONSTANTS} distinct constant tensors")
         self.paused += 1
         try:
             copy = torch.empty(storage.nbytes(), dtype=torch.uint8)

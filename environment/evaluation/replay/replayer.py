@@ -10,6 +10,7 @@ counted launch records and the replay's outputs. The evaluator decides what they
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import time
@@ -63,9 +64,11 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
                                            f"{str(exc)[:500]}"))
         return
+    extra = (job.sampled.inputs + job.sampled.constants) if job.sampled else 0
+    main, rest = tensors[:len(tensors) - extra], tensors[len(tensors) - extra:]
     try:
         counter = CostCounter(lifts_are_copies=True)
-        replay = Replay(job.trace, tensors[:job.inputs], tensors[job.inputs:], module, job.kernels, counter)
+        replay = Replay(job.trace, main[:job.inputs], main[job.inputs:], module, job.kernels, counter)
         start = time.perf_counter()
         with torch.no_grad(), counter:
             outputs = replay.run()
@@ -79,3 +82,33 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, done, outputs)
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
+        return
+    if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
+        del outputs, replay, counter
+        update, checked = _sampled(job, rest, module)
+        try:
+            send_reply(res_fd, reply(ok=True, **update), checked)
+        except frames.FrameError as exc:
+            send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
+
+
+def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict, list[torch.Tensor]]:
+    """The replay at the GPU shape (a sample of each launch's programs, counts scaled to the grid):
+    ({sampled_report} or {sampled_error}, the checked output positions and their values)."""
+    sampled = job.sampled
+    try:
+        # the programs sampled (the estimate's too) are keyed to the secret seed and this submission's kernels
+        seed = int.from_bytes(hashlib.sha256(f"{sampled.seed}|{job.digest}".encode()).digest()[:8], "little") >> 1
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+        replay = Replay(sampled.trace, tensors[:sampled.inputs], tensors[sampled.inputs:], module, job.kernels,
+                        counter)
+        with torch.no_grad(), counter:
+            outputs = replay.run()
+            checked = replay.checked_outputs()
+        report = counter.report(outputs=outputs)
+        del outputs
+        return {"sampled_report": report}, checked
+    except ReplayError as exc:
+        return {"sampled_error": str(exc)[:1000]}, []
+    except Exception as exc:  # the trace's, as in the first replay
+        return {"sampled_error": f"{type(exc).__name__}: {str(exc)[:500]}"}, []

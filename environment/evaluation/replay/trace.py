@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_STEPS = 4096
 MAX_STORAGES = 16384
 MAX_CONSTANT_BYTES = 64 << 20
+MAX_CONSTANTS = 1024    # constant tensors per trace: each travels with its own frame metadata
 MAX_LIST = 64
 MAX_DIMS = 8
 

@@ -1,0 +1,266 @@
+"""Modeled time at the task's GPU shape (CPU hosts): the plan, and the verdict on its replay.
+
+The model-shape replay (modeled_bridge.py) proves on held-out inputs that the candidate's recorded
+work computes the answer. This stage prices that work at a size a GPU runs:
+
+1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
+   INPUT_CAP_BYTES and the evaluator's input cap (bounded memory: the evaluator, the reference child
+   and the replayer each hold one copy of the inputs; the candidate allocates zeros whose pages are
+   only committed when touched). None (model shape only) when the task has no GPU shape, none fits,
+   or its inputs are not all tensors.
+2. The candidate's host code runs at that shape on zero-filled inputs it allocates itself (no values
+   are sent: they are never used); its trace gives each launch's grid and arguments.
+3. The reference runs (and is counted, as at the model shape) in its own child on inputs of that
+   shape drawn from a secret label, giving its cost and the expected outputs.
+4. The replayer replays the GPU-shape trace on the same inputs, running per launch the corner
+   programs and interior programs drawn from the secret sampling seed keyed to the submission's
+   digest (one per stratum for the estimate, more as checks: replay/sampled.py), and scales their
+   counts to the grid.
+5. Here: the positions the executed programs wrote must equal the reference's (else
+   `size_dependent`: host code that computes something else at the large shape earns nothing);
+   the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
+   programs were to write, estimate and check programs within each other's range and storing into
+   the same tensors, nothing touched outside the arguments' allocations, every output checked
+   somewhere, the launches write at least the output bytes).
+
+Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
+(no GPU shape, too large for this host, the reference failing there) every submission keeps its
+model-shape speedup and the note says why. A pure PyTorch submission that fails there may be this
+host's capacity (intermediates it cannot hold) or a dodge (raising only at large sizes keeps the
+model shape's launch-count price: red team a98), and the two look alike: it keeps its model-shape
+price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
+so failing there never pays. When the *submission's* behaviour at the GPU shape
+prevents it (forward failing or reading values to the host there, a trace that does not replay,
+an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
+badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+from environment.evaluation import flags as F
+from environment.evaluation.compare import compare
+from environment.evaluation.inputs import _planned_bytes, json_init, make_inputs
+
+
+# Inputs of the GPU shape are held by the evaluator, the reference child and the replayer (one copy
+# each); larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
+INPUT_CAP_BYTES = 256 << 20
+# The most speedup a pure PyTorch submission earns when it cannot be priced at the GPU shape by its doing
+EXCUSED_CAP = 1.0
+
+
+@dataclass
+class GpuRun:
+    """What the GPU-shape stage has before the replay: the plan, the candidate's trace there and the
+    reference's run there; or why there is none (`why`), and whether that is the submission's doing
+    (`flag`: the stage ends with no speed credit) or the environment's (model-shape price stands)."""
+    shape: dict[str, int] = field(default_factory=dict)
+    inputs: list[torch.Tensor] = field(default_factory=list)
+    sample_seed: int = 0
+    trace: Any = None
+    constants: list[torch.Tensor] = field(default_factory=list)
+    reference: Optional[dict] = None
+    expected: list[torch.Tensor] = field(default_factory=list)
+    why: str = ""
+    flag: Optional[str] = None
+    pending: Any = None        # the reference child, while its GPU-shape run is in flight
+    timeout_s: float = 0.0
+    excused: bool = False      # a pure PyTorch submission failed there: model-shape price, capped (docstring)
+
+
+@dataclass
+class Priced:
+    candidate: Any = None     # ModeledCost at the GPU shape, when it can be credited
+    reference: Any = None
+    why: str = ""
+    flag: Optional[str] = None
+    fix: str = ""
+    capped: bool = False      # the model-shape speedup stands, at most EXCUSED_CAP (see the module docstring)
+
+
+def _label(seed: int, label: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{label}|{seed}".encode()).digest()[:8], "little") >> 1
+
+
+def choose_shape(task: Any, reference: Any, cap_bytes: int) -> tuple[Optional[dict[str, int]], str]:
+    """(shape, "") or (None, why the modeled time stays at the model shape)."""
+    if not task.gpu_shapes:
+        return None, "the task names no GPU shape"
+    sized = []
+    for i, shape in enumerate(task.gpu_shapes):
+        for name, value in shape.items():
+            setattr(reference, name, value)
+        planned = _planned_bytes(reference)
+        if planned is not None and planned <= cap_bytes:
+            sized.append((planned, i, shape))
+    if not sized:
+        return None, f"no GPU shape's inputs fit in {cap_bytes >> 20} MiB"
+    return min(sized)[2], ""
+
+
+def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_shape: dict[str, int]):
+    """(shape, geometry, inputs, init, sample seed) or a GpuRun saying why not (the reference
+    module's dimensions are left at the model shape)."""
+    shape, why = choose_shape(task, reference, cap_bytes)
+    try:
+        if shape is None:
+            return GpuRun(why=why)
+        for name, value in shape.items():
+            setattr(reference, name, value)
+        with torch.device("meta"):
+            planned = list(reference.get_inputs())
+        if not all(isinstance(t, torch.Tensor) for t in planned):
+            return GpuRun(why="the task's inputs are not all tensors")
+        geometry = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in planned]
+        inputs = make_inputs(reference, shape, "normal", _label(heldout_seed, "gpu-inputs"), cap_bytes=cap_bytes)
+        return shape, geometry, inputs, json_init(reference), _label(heldout_seed, "gpu-sample")
+    finally:
+        for name, value in model_shape.items():
+            setattr(reference, name, value)
+
+
+def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any,
+            aten_only: bool = False) -> GpuRun:
+    """The GPU-shape trace of the candidate and the reference's counted run there (before the replay).
+    aten_only: the model-shape trace launched no Triton kernel; a failure there is then this host's
+    capacity (a PyTorch intermediate the child's memory cannot hold), not an escape (see the module
+    docstring), and the model-shape price stands."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.frames import FrameError
+    from environment.evaluation.protocol import Count, TraceCall, Traced
+
+    cfg = ctx.config
+    planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
+    if isinstance(planned, GpuRun):
+        return planned
+    shape, geometry, inputs, init, seed = planned
+    try:
+        traced, constants = cand.request(TraceCall(init=init, geometry=geometry), Traced, [], cfg.timeout_s * 4)
+    except FrameError as exc:
+        return GpuRun(shape=shape, why=f"the GPU-shape call's reply broke the protocol ({exc})",
+                      flag=F.PROTOCOL_VIOLATION)
+    except ChildDied as died:
+        return GpuRun(shape=shape, why=f"forward stopped there ({died.reason})",
+                      flag=None if aten_only else F.UNREPLAYABLE, excused=aten_only)
+    why = usable_trace(traced)
+    if why:
+        return GpuRun(shape=shape, why=why, flag=None if aten_only else F.UNREPLAYABLE, excused=aten_only)
+    missing = {s.kernel for s in traced.trace.steps if s.kind == "triton"} - set(rebuilt.kernels)
+    if missing:
+        return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
+                      flag=F.UNREPLAYABLE)
+    try:  # sent now, received after the replay (collect): the reference computes while the replayer does
+        ref.send(Count(init=init), inputs, cfg.timeout_s * 4)
+    except ChildDied as died:  # the environment's: every submission would be priced at the model shape
+        return GpuRun(shape=shape, why=f"the reference stopped at the GPU shape on this host ({died.reason})")
+    return GpuRun(shape=shape, inputs=inputs, sample_seed=seed, trace=traced.trace, constants=list(constants),
+                  pending=ref, timeout_s=cfg.timeout_s * 4)
+
+
+def collect(gpu: Optional[GpuRun]) -> None:
+    """Receive the reference's counted run at the GPU shape (sent by prepare). Without it (the
+    reference failing there on this host) the GPU-shape trace is dropped: the model-shape price stands."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.protocol import Counted
+    if gpu is None or gpu.pending is None:
+        return
+    ref, gpu.pending = gpu.pending, None
+    try:
+        counted, expected = ref.receive(Counted, gpu.timeout_s)
+    except ChildDied as died:
+        gpu.trace, gpu.why = None, f"the reference stopped there on this host ({died.reason})"
+        return
+    if not counted.ok:
+        gpu.trace, gpu.why = None, f"the reference cannot run there on this host ({(counted.error or '')[:200]})"
+        return
+    gpu.reference, gpu.expected = counted.report, list(expected)
+
+
+def usable_trace(traced: Any) -> str:
+    """Why the GPU-shape trace cannot be replayed ("" when it can)."""
+    if not traced.ok:
+        return f"forward failed there ({(traced.error or '')[:300]})"
+    trace = traced.trace
+    if trace is None or trace.unreplayable:
+        return f"the call cannot be replayed there ({trace.unreplayable if trace else 'no trace'})"
+    if trace.host_reads:
+        return "forward reads values back to the host there (.item(), .tolist(), bool(tensor))"
+    return ""
+
+
+_FIX = ("Launch the same computation at every size, with launches that feed each other over the same grid "
+        "(or fused), so the harness can price it at the GPU shape.")
+
+
+def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: dict, tolerance: dict,
+          validate: Any, aten_only: bool = False) -> Priced:
+    """The GPU-shape costs of the candidate and the reference, or why not (see the module docstring)."""
+    from environment.evaluation.modeled.model import model_cost
+    if gpu.trace is None:
+        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused)
+    flag, why = judge(ctx, head, checked, gpu.expected, gpu.shape)
+    if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
+        return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
+    if flag or why:
+        return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
+    try:
+        cand = model_cost(head.sampled_report["launches"], spec, tolerance, gpu.shape)
+        ref = model_cost(gpu.reference["launches"], spec, tolerance, gpu.shape)
+    except (KeyError, TypeError, ValueError) as exc:
+        return Priced(why=f"its cost records are invalid ({exc})", flag=F.INVALID_COST)
+    invalid = validate(cand, sum(t.numel() * t.element_size() for t in gpu.expected), spec)
+    if invalid:
+        return Priced(why=f"the modeled cost cannot be credited: {invalid}", flag=F.INVALID_COST)
+    return Priced(candidate=cand, reference=ref)
+
+
+def merged_report(report: dict, sampled: dict) -> dict:
+    """The model-shape report with the GPU-shape replay's kernels (compiled for sm_90 too: a block
+    size picked from the shape is another kernel) and gate findings added."""
+    return dict(report, **{key: list(report.get(key, [])) + list(sampled.get(key, []))
+                           for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
+
+
+def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch.Tensor],
+          shape: dict[str, int]) -> tuple[Optional[str], str]:
+    """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can."""
+    if head.sampled_error:
+        return None, f"its replay failed ({head.sampled_error[:300]})"
+    report = head.sampled_report or {}
+    if report.get("tainted_launches"):
+        return None, (f"launch {report['tainted_launches'][0]} reads memory that unsampled programs write "
+                      "(what it computes there cannot be checked)")
+    outside = [r["name"] for r in report.get("launches", []) if r.get("sample_outside_sectors")]
+    if outside:
+        return None, (f"{outside[0]} reads or writes memory outside every tensor it is given (pass the tensors "
+                      "a kernel touches as its arguments, whole)")
+    stray = [r["name"] for r in report.get("launches", []) if r.get("sample_stray_writers")]
+    if stray:
+        return None, (f"programs of {stray[0]} store into other tensors than their neighbours do (an output block "
+                      "left unwritten cannot be checked)")
+    outliers = [r["name"] for r in report.get("launches", []) if r.get("sample_outliers")]
+    if outliers:
+        return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"
+    if len(checked) != 2 * len(expected):
+        return None, f"the replay returned {len(checked) // 2} output(s), the reference {len(expected)}"
+    for k, want in enumerate(expected):
+        index, values = checked[2 * k], checked[2 * k + 1]
+        if index.numel() == 0:
+            return None, f"no sampled program wrote output {k}"
+        if index.dtype != torch.int64 or int(index.max()) >= want.numel() or int(index.min()) < 0:
+            return None, f"output {k} does not have the reference's shape"
+        got = want.flatten()[index]
+        err, _, _ = compare(got, values, ctx.task.atol, ctx.task.rtol, -1, "normal", shape)
+        if err:
+            return F.SIZE_DEPENDENT, (f"the sampled programs compute a wrong result ({err}): host code must "
+                                      "launch the same computation at every size")
+    written = sum(r.get("bytes_written", r["bytes_unique"]) for r in report.get("launches", []))
+    output_bytes = sum(t.numel() * t.element_size() for t in expected)
+    if written < output_bytes:
+        return None, "the launches write fewer bytes than the outputs hold"
+    return None, ""

@@ -1,0 +1,291 @@
+"""Run a sample of a launch's programs and scale its counts to the whole grid (the GPU-shape replay).
+
+The interpreter cannot run a whole launch at the sizes a GPU runs (an 8192x8192 elementwise launch
+is 65,536 programs, minutes of interpreter time), so the replay at the task's GPU shape runs, per
+launch, the *boundary* programs (every corner of the grid: first and last index on each axis,
+where masks and tails live) and a few *interior* programs drawn from the secret seed, all under
+the same counting hooks as a full replay. Per-program counts are then scaled to the grid:
+boundary programs weigh 1 each, each interior program stands for (programs - boundary) / interior.
+
+DRAM traffic of the whole launch is estimated as the scaled sum of each program's unique sectors,
+capped by the footprint of the tensor arguments the sample touched (a tile re-read by many
+programs is DRAM traffic once and L2 traffic every time, which the per-instruction sectors
+charge), and never below what the sample itself touched. Deterministic: the sample depends only
+on the grid and the seed.
+
+The estimate's interior programs are drawn from the seed too (one uniformly at random inside each
+of STRATA equal strata of the grid), and the replayer keys that seed to the server secret and the
+submission's digest: the same submission gets bit-identical prices for the same seed, and no kernel
+can compute which programs carry the estimate (fixed strata were skipped by a kernel that did no
+work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
+check programs (with the corners in both ranges), and every interior program must store into the
+same arguments as the others.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import torch
+
+from environment.evaluation.modeled.memory import SECTOR
+
+# Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
+# estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
+# lie within the range the estimate's programs span). A grid of at most FULL programs runs whole.
+# With the interpreter's ~1-50 ms per program at GPU shapes this bounds the sampled replay of one
+# launch to about a second on a 2-core host.
+STRATA = 6
+CHECKS = 6
+FULL = 16
+
+
+def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
+    """((x, y, z), role) of the programs to run, role "corner", "stratum" or "check": every program of
+    a small grid (as "stratum"), else the corners, one program drawn from the seed in each of STRATA
+    equal strata (the estimate), and CHECKS more drawn from the seed. Nothing but the grid and the
+    seed decides them (the seed is secret: see the module docstring). Launches with the same grid
+    run the same programs, so a pipeline of launches over the same tiling (a row-wise kernel feeding
+    another) reads what the sampled programs of the earlier launch wrote."""
+    gx, gy, gz = grid
+    total = gx * gy * gz
+    if total <= FULL:
+        return [((x, y, z), "stratum") for x in range(gx) for y in range(gy) for z in range(gz)]
+
+    def point(k: int) -> tuple[int, int, int]:
+        return (k // (gy * gz), (k // gz) % gy, k % gz)
+
+    corners = sorted({(x, y, z) for x in {0, gx - 1} for y in {0, gy - 1} for z in {0, gz - 1}})
+    taken = {(x * gy + y) * gz + z for x, y, z in corners}
+    rng = np.random.default_rng([seed & (2**63 - 1), gx, gy, gz])
+    strata: list[int] = []
+    for i in range(STRATA):
+        low, high = i * total // STRATA, (i + 1) * total // STRATA
+        k = int(rng.integers(low, high))
+        while k in taken:  # a corner (or a tiny stratum): the next free program
+            k = (k + 1) % total
+        taken.add(k)
+        strata.append(k)
+    checks: list[int] = []
+    while len(checks) < min(CHECKS, total - len(taken)):  # rejection: the grid is far larger than the sample
+        k = int(rng.integers(total))
+        if k not in taken:
+            taken.add(k)
+            checks.append(k)
+    return ([(c, "corner") for c in corners] + [(point(k), "stratum") for k in sorted(strata)]
+            + [(point(k), "check") for k in sorted(checks)])
+
+
+def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
+    """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
+    counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
+    Returns the (addresses, itemsize) of every store the programs made."""
+    import triton
+    import triton.runtime.interpreter as interp
+
+    sink.launch_begin(executor, args_dev, kwargs)
+    argspec = inspect.getfullargspec(executor.fn)
+    kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
+    try:
+        args_hst, kwargs_hst = executor._init_args_hst(args_dev, kwargs)
+        for hook in executor.pre_run_hooks:
+            hook(*args_hst, **kwargs_hst)
+        patch_scope = interp._patch_lang(executor.fn)
+        try:
+            args = inspect.getcallargs(executor.fn, *args_hst, **kwargs_hst)
+            args = {name: arg if name in executor.constexprs else interp._implicit_cvt(arg) for name, arg in args.items()}
+            grid = executor.grid(args) if callable(executor.grid) else executor.grid
+            grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+            chosen = choose_programs(grid, seed)
+            interp.interpreter_builder.set_grid_dim(*grid)
+            try:
+                for (x, y, z), _ in chosen:
+                    interp.interpreter_builder.set_grid_idx(x, y, z)
+                    executor.fn(**args)
+            except Exception as e:
+                if triton.knobs.compilation.front_end_debugging:
+                    raise
+                raise interp.InterpreterError(repr(e)) from e
+        finally:
+            patch_scope.restore()
+        executor._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
+    finally:
+        sink.launch_end()
+    launch = sink.finished
+    sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
+                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
+    return launch.store_log
+
+
+def _weights(roles: list[str], total: int) -> list[float]:
+    """Corners weigh 1, each stratum the share of the other programs it stands for, checks 0."""
+    corners, strata = roles.count("corner"), roles.count("stratum")
+    share = (total - corners) / strata if strata else 0.0
+    return [1.0 if r == "corner" else share if r == "stratum" else 0.0 for r in roles]
+
+
+_METRICS = ("sectors", "read", "write")
+# How far outside the estimate's range a check program may lie before the estimate is distrusted:
+# alignment alone moves an honest program's sector counts by a sector or two (a block that wraps
+# around a row of a broadcast operand); more than this is work the estimate does not see.
+OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
+
+
+def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
+    """Indices of interior programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
+    outside the range the other side and the corners span: a check outside the estimate's programs'
+    range, or an estimate program outside the checks' range (both drawn from the secret). The corners
+    stay in the range: work that grows with the program index (a causal attention's rows) is honest,
+    and its lightest and heaviest programs are corners. A program that skips its block hides in that
+    range, but it stores nothing or something else where its neighbours store the output
+    (stray_writers) or stores wrong values (compared). Their cost is not what the estimate assumes."""
+    keys = sorted({k for p in per_program for k in p["flops"]})
+
+    def vector(p: dict) -> list[float]:
+        return [float(p[m]) for m in _METRICS] + [float(p["flops"].get(k, 0.0)) for k in keys]
+
+    rel, absolute = OUTLIER_SLACK
+    found: set[int] = set()
+    for side, other in (("check", "stratum"), ("stratum", "check")):
+        basis = [vector(p) for p, r in zip(per_program, roles) if r in (other, "corner")]
+        if not basis or "check" not in roles:
+            continue
+        low = [min(col) for col in zip(*basis)]
+        high = [max(col) for col in zip(*basis)]
+        found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
+                     if r == side and any(v < lo / rel - absolute or v > hi * rel + absolute
+                                          for v, lo, hi in zip(vector(p), low, high)))
+    return sorted(found)
+
+
+def _outside(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
+    """Touched sectors (sorted) that lie in none of the spans (sorted, disjoint sector intervals)."""
+    inside = sum(int(np.searchsorted(touched, b) - np.searchsorted(touched, a)) for a, b in spans)
+    return int(touched.size) - inside
+
+
+def _footprint(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
+    """Sectors in the union of the spans (sector intervals) that contain a touched sector."""
+    if not touched.size:
+        return 0
+    hit = [(a, b) for a, b in spans if b > a and np.searchsorted(touched, a) < np.searchsorted(touched, b)]
+    total, end = 0, -1
+    for a, b in sorted(hit):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def storage_spans(values) -> list[tuple[int, int]]:
+    """Sector intervals [first, end) of the whole allocations (untyped storages) behind the tensor
+    arguments of a launch (a tensor descriptor's base tensor included), sorted, overlapping ones merged
+    (two storages may share a boundary sector)."""
+    tensors = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in values]
+    spans = sorted({(t.untyped_storage().data_ptr() // SECTOR,
+                     (t.untyped_storage().data_ptr() + t.untyped_storage().nbytes() - 1) // SECTOR + 1)
+                    for t in tensors if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes()})
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]]) -> list[int]:
+    """Indices of interior programs that store into other allocations than the rest of the sample's
+    interior programs (a program writing a scratch buffer where its neighbours write the output):
+    what such a program computes is never compared, and its cost is no sample of the others'."""
+    if "check" not in roles:
+        return []
+    starts = np.array([a for a, _ in storages], dtype=np.int64)
+
+    def targets(p: dict) -> frozenset:
+        written = p.get("written")
+        if written is None or not written.size:
+            return frozenset()
+        at = np.searchsorted(starts, written, side="right") - 1
+        return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
+
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r != "corner"]
+    common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
+    return [i for i, t in interior if t != common]
+
+
+def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: tuple[int, int, int],
+                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]]) -> dict:
+    """The launch record of the whole grid from its sampled programs' counts. DRAM traffic is capped by
+    the allocations the sample touched (never by the argument views: a kernel handed x[:1] reads all of
+    x through its pointer, red team a101); sectors touched outside every argument's allocation are
+    counted (sample_outside_sectors) and void the estimate."""
+    if len(per_program) != len(roles):
+        raise RuntimeError(f"{len(per_program)} programs counted, {len(roles)} run")
+    total = grid[0] * grid[1] * grid[2]
+    weights = _weights(roles, total)
+    flops: dict[str, float] = {}
+    for w, p in zip(weights, per_program):
+        for key in sorted(p["flops"]):
+            flops[key] = flops.get(key, 0.0) + w * p["flops"][key]
+
+    def scaled(metric: str) -> float:
+        return math.fsum(w * p[metric] for w, p in zip(weights, per_program))
+
+    unique, written, outside = 0, 0, 0
+    for side, seen in (("read", reads), ("write", writes)):
+        outside += _outside(storages, seen)
+        estimate = max(int(seen.size), min(int(round(scaled(side))), _footprint(storages, seen)))
+        unique += estimate
+        written = estimate if side == "write" else written
+    return dict(record, programs=total, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
+                bytes_written=written * SECTOR, flops={k: flops[k] for k in sorted(flops)},
+                sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
+                sample_stray_writers=len(stray_writers(per_program, roles, storages)),
+                sample_outside_sectors=outside)
+
+
+# Positions compared with the reference per output: every element the sampled programs wrote is
+# a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
+MAX_CHECKED = 1 << 16
+
+
+def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
+    """Element offsets (in items of t's dtype) of t's elements within its storage, in t.flatten() order."""
+    if t.is_contiguous():
+        return np.arange(t.storage_offset(), t.storage_offset() + t.numel(), dtype=np.int64)
+    index = torch.arange(extent_items, dtype=torch.int64)
+    return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
+
+
+def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
+                     seed: int) -> np.ndarray:
+    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (what a sampled
+    program stored, the elements of tensors an aten op wrote: `views`), at most MAX_CHECKED of them
+    (drawn from `seed` when there are more)."""
+    item = t.element_size()
+    storage = t.untyped_storage()
+    base, extent = storage.data_ptr(), storage.nbytes()
+    mark = np.zeros(extent // item, dtype=bool)
+    for addrs, size in stores:
+        if size != item:
+            continue
+        rel = addrs - base
+        rel = rel[(rel >= 0) & (rel < extent) & (rel % item == 0)]
+        mark[rel // item] = True
+    for v in views:
+        if not (v.numel() and v.untyped_storage().data_ptr() == base and v.element_size() == item):
+            continue
+        if v.is_contiguous():
+            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
+        else:
+            mark[_offsets(v, extent // item)] = True
+    if t.is_contiguous():
+        found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
+    else:
+        found = np.flatnonzero(mark[_offsets(t, extent // item)])
+    if found.size > MAX_CHECKED:
+        found = np.sort(np.random.default_rng([seed & (2**63 - 1), found.size]).choice(found, MAX_CHECKED,
+                                                                                       replace=False))
+    return found.astype(np.int64)

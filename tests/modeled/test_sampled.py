@@ -1,0 +1,146 @@
+"""The sampled replay at the GPU shape (replay/sampled.py): which programs run, how their counts
+scale to the grid, and when the sample is not trusted. Real kernels through the real Replay."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from environment.evaluation.modeled.counting import CostCounter
+from environment.evaluation.replay import sampled
+from environment.evaluation.replay.execute import Replay
+from environment.evaluation.replay.rebuild import rebuild
+from environment.evaluation.replay.recorder import TraceRecorder
+from tests.modeled.modeled_helpers import GELU, load_module
+
+
+def test_only_the_corners_are_public_the_estimate_and_the_checks_come_from_the_seed():
+    grid = (12007, 1, 1)
+    one, two = sampled.choose_programs(grid, 1), sampled.choose_programs(grid, 2)
+    role = lambda chosen, r: [p for p, role in chosen if role == r]  # noqa: E731
+    assert role(one, "corner") == role(two, "corner") == [(0, 0, 0), (12006, 0, 0)]
+    assert role(one, "stratum") != role(two, "stratum") and role(one, "check") != role(two, "check")
+    assert len(role(one, "check")) == sampled.CHECKS
+    # one estimate program inside each of the STRATA equal strata (a stratified sample of the grid)
+    assert [p[0] * sampled.STRATA // 12007 for p in role(one, "stratum")] == list(range(sampled.STRATA))
+    public = {int((i + 0.5) * 12007 / sampled.STRATA) for i in range(sampled.STRATA)}  # the old fixed strata
+    assert not public & {p[0] for p in role(one, "stratum")}
+    assert sampled.choose_programs(grid, 1) == one                       # deterministic for one seed
+    assert len({p for p, _ in one}) == len(one)                          # no program twice
+    assert sampled.choose_programs((4, 2, 1), 1) == [((x, y, 0), "stratum") for x in range(4) for y in range(2)]
+    corners = [p for p, role in sampled.choose_programs((64, 32, 2), 5) if role == "corner"]
+    assert len(corners) == 8 and (63, 31, 1) in corners
+
+
+def test_scaling_weighs_corners_once_and_strata_for_the_rest_and_caps_dram_at_the_footprint():
+    roles = ["corner", "corner", "stratum", "stratum", "check"]
+    per = [{"sectors": 10, "read": 4, "write": 2, "flops": {"fp32": 1.0}}] * 5
+    reads = np.arange(0, 20, dtype=np.int64)
+    writes = np.arange(100, 110, dtype=np.int64)
+    record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
+    big = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 10**6), (10**6, 2 * 10**6)])
+    # 2 corners at weight 1 + 2 strata at (1002 - 2) / 2 each; the check program weighs nothing
+    assert big["programs"] == 1002 and big["flops"] == {"fp32": 1002.0} and big["bytes_sectors"] == 10020
+    assert big["bytes_unique"] == (4 * 1002 + 2 * 1002) * 32 and big["bytes_written"] == 2 * 1002 * 32
+    capped = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (100, 120)])
+    assert capped["bytes_unique"] == (50 + 20) * 32         # re-reads are DRAM traffic once
+    untouched = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (5000, 6000)])
+    assert untouched["bytes_unique"] == (50 + 10) * 32      # a span nobody touched is not traffic; the sample is a floor
+    # the writes lie in no argument's allocation: counted, and the judge voids the estimate for them
+    assert big["sample_outside_sectors"] == capped["sample_outside_sectors"] == 0
+    assert untouched["sample_outside_sectors"] == 10
+
+
+def test_the_footprint_cap_is_the_whole_allocation_behind_an_argument_view_not_the_view():
+    x = torch.zeros(1024, 64)                 # 256 KiB: 8192 sectors
+    [(first, end)] = sampled.storage_spans([x[:1], x[5:7]])  # a one-row view (red team a101) and another
+    assert end - first == x.numel() * 4 // 32
+    roles = ["corner", "corner", "stratum", "stratum", "check"]
+    per = [{"sectors": 8, "read": 8, "write": 0, "flops": {}}] * 5
+    seen = np.arange(first, first + 40, dtype=np.int64)  # the sample read 40 sectors of x, rows beyond x[:1]
+    record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
+    est = sampled.scale_record(record, per, roles, (1024, 1, 1), seen, np.arange(0, dtype=np.int64), [(first, end)])
+    assert est["bytes_unique"] == 8 * 1024 * 32 and est["sample_outside_sectors"] == 0   # every read charged
+
+
+def test_a_check_program_outside_the_estimates_range_is_an_outlier_but_alignment_jitter_is_not():
+    base = {"sectors": 100, "read": 64, "write": 32, "flops": {"fp32": 1024.0}}
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    jitter = dict(base, sectors=101, read=65)
+    heavy = dict(base, sectors=400, read=256)
+    assert sampled.outliers([base, base, base, jitter, base], roles) == []
+    assert sampled.outliers([base, base, base, jitter, heavy], roles) == [4]
+
+
+def test_homogeneity_is_two_sided_with_the_corners_in_both_ranges():
+    base = {"sectors": 100, "read": 64, "write": 32, "flops": {"fp32": 1024.0}}
+    skipped = dict(base, sectors=32, read=0)     # an estimate program that skips its block (red team a96)
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    # a cheap estimate program lies below every check and corner: flagged (one-sided, only checks were judged)
+    assert sampled.outliers([base, skipped, base, base, base], roles) == [1]
+    heavy = dict(base, sectors=400, read=256)
+    assert sampled.outliers([base, base, base, heavy, base], roles) == [3]
+    # work growing with the program index (causal attention): the corners are the lightest and heaviest
+    rows = [dict(base, sectors=100 * k, read=64 * k) for k in (1, 9, 3, 7, 4, 6)]
+    assert sampled.outliers(rows, ["corner", "corner", "stratum", "stratum", "check", "check"]) == []
+
+
+def _trace_at(module, x, bias):
+    with torch.no_grad(), TraceRecorder([x, bias]) as recorder:
+        out = module.ModelNew()(x, bias)
+    return recorder.finish([out])
+
+
+def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_counts_and_checks_what_it_wrote():
+    source = (GELU / "solutions" / "correct" / "triton_fused.py").read_text()
+    module = load_module(GELU / "solutions" / "correct" / "triton_fused.py")
+    rebuilt = rebuild(source)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    x, bias = torch.randn(301, 700), torch.randn(700)
+    trace, constants = _trace_at(module, x, bias)
+    results = []
+    for seed in (None, 11):
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+        replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter)
+        with torch.no_grad(), counter:
+            outputs = replay.run()
+        results.append((counter.launch_records()[-1], replay, outputs))
+    (full, _, full_out), (est, replay, _) = results
+    assert full["programs"] == est["programs"] == 206 and est["sampled_programs"] == 14
+    assert est["bytes_unique"] == full["bytes_unique"]          # every program's own sectors, once
+    assert abs(est["bytes_sectors"] - full["bytes_sectors"]) <= 0.02 * full["bytes_sectors"]
+    assert est["flops"] == full["flops"] and est["sample_outliers"] == 0
+    index, values = replay.checked_outputs()
+    assert index.numel() == 14 * 1024 - (206 * 1024 - x.numel())   # what the 14 programs stored (the tail is masked)
+    expected = torch.nn.functional.gelu(x + bias).flatten()[index]
+    assert torch.allclose(values, expected, atol=1e-5, rtol=1e-5)
+    assert torch.allclose(full_out[0], torch.nn.functional.gelu(x + bias), atol=1e-5, rtol=1e-5)
+
+
+def load_module_from_source(source: str):
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+    path = Path(tempfile.mkdtemp()) / "kernels_sampled_test.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_interior_program_that_stores_into_another_tensor_than_its_neighbours_is_a_stray_writer():
+    out, junk = (100, 200), (200, 300)   # sector intervals of two allocations
+    honest = {"written": np.arange(110, 114, dtype=np.int64)}
+    scratch = {"written": np.arange(210, 214, dtype=np.int64)}      # its output block left unwritten
+    roles = ["corner", "stratum", "stratum", "check", "check"]
+    assert sampled.stray_writers([honest, honest, honest, honest, honest], roles, [out, junk]) == []
+    assert sampled.stray_writers([scratch, honest, scratch, honest, honest], roles, [out, junk]) == [2]
+    assert sampled.stray_writers([honest] * 4, ["stratum"] * 4, [out, junk]) == []   # a whole small grid
+
+
+def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x = torch.zeros(64, 64)
+    descriptor = TensorDescriptor.from_tensor(x, [16, 16])
+    assert sampled.storage_spans([descriptor, 3]) == sampled.storage_spans([x])
