@@ -109,3 +109,23 @@ def test_a_cross_program_race_is_flagged_and_earns_no_speed_credit():
     r = evaluate(GELU, RACY, seed=3)
     assert r.correct and F.CROSS_PROGRAM_RACE in r.flags
     assert r.performance.speedup is None and reward.score(r)[1]["speed"] == 0.0
+
+
+def test_gpu_shape_pricing_can_be_switched_off_for_throughput():
+    """KERNEL_ENV_GPU_SHAPE_PRICING=0: the model-shape price (issue 9's), counted at the model shape; on
+    (the default) the same kernel is priced at the task's GPU shape."""
+    import dataclasses
+
+    from environment.config import harness_config
+    from environment.evaluation.harness import evaluate
+    from environment.tasks import get_task
+
+    task = get_task("gelu_bias")
+    source = next(p for p in task.solutions["correct"] if p.stem == "triton_fused").read_text()
+    shapes = {}
+    for on in (True, False):
+        result = evaluate(task, source, dataclasses.replace(harness_config(), gpu_shape_pricing=on), seed=1)
+        assert result.correct and result.performance.speedup_kind == "modeled"
+        shapes[on] = result.performance.modeled_candidate.shape
+    gpu = [dict(s) for s in task.gpu_shapes]
+    assert shapes[True] in gpu and shapes[False] and shapes[False] not in gpu

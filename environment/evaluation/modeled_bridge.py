@@ -106,7 +106,7 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
                      lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout,
-                     at_gpu_shape)
+                     at_gpu_shape if cfg.gpu_shape_pricing else None)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
     outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
