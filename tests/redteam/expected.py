@@ -215,4 +215,9 @@ EXPECTED: dict[str, Expect] = {
                                               gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
     "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
+    # the rebuild emits each module constant as one literal: a chain T1 = (T0,), T2 = (T1,) ... of 260 constants
+    # (one level of nesting per line in the source) becomes a literal nested past the parser's 200-level limit, and
+    # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
+    # (unreplayable), never a harness error (fixed: the evaluator compiles the generated module first)
+    "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
 }
