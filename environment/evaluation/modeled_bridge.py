@@ -131,8 +131,13 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                                           "@triton.jit kernels on the given tensors.")
     try:
         rebuilt = rebuild(ctx.source)
+        # compiled (never run) here, before the replayer sees it: what the generated module holds comes from
+        # the submission (a chain of nested constants makes it unparsable, a107), so its failing to compile is
+        # the submission's; the replayer's own "does not parse" then stays a fault of the trusted side
+        compile(rebuilt.source, "<rebuilt kernels>", "exec")
     except Exception as exc:  # the source is the submission's: whatever it makes the rebuild raise is its own
-        return _no_credit(F.UNREPLAYABLE, f"The kernels cannot be rebuilt from the source ({type(exc).__name__}).")
+        return _no_credit(F.UNREPLAYABLE, f"The kernels cannot be rebuilt from the source ({type(exc).__name__}: "
+                                          f"{str(exc)[:200]}).")
     missing = sorted({s.kernel for s in trace.steps if s.kind == "triton"} - set(rebuilt.kernels))
     if missing:
         why = rebuilt.refused.get(missing[0], "it is not a module-level @triton.jit function")
