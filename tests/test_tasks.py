@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from environment.evaluation import flags as F
+from environment.config import harness_config
 from environment.evaluation.harness import evaluate
 from environment.evaluation.inputs import make_inputs
 from environment.prompt import starting_template
@@ -55,7 +56,7 @@ def test_shipped_solutions_get_their_verdict(task_id, kind, path):
                                               result.load and result.load.error, result.log[-2000:])
         if path.name.startswith("triton"):
             assert result.launches.triton_launches >= 1
-        if result.backend == "cpu" and path.name in GPU_SHAPE_PIPELINES:  # README: launches over different tilings
+        if result.backend == "cpu" and path.name in GPU_SHAPE_PIPELINES and harness_config().gpu_shape_pricing:
             assert "reads memory that unsampled programs write" in result.performance.note, result.performance.note
         elif result.backend == "cpu":  # every honest solution keeps its modeled credit (trusted replay)
             assert result.performance.speedup is not None, result.performance.note

@@ -3,10 +3,12 @@ doubt, through the real harness (trace at the GPU shape, sampled trusted replay,
 pins the direction and a minimum ratio of modeled candidate times."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from environment.config import harness_config
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
 
@@ -22,7 +24,8 @@ def _shipped(task_id: str, prefix: str) -> str:
 
 
 def _time_us(task_id: str, source: str):
-    result = evaluate(get_task(task_id), source, seed=3)
+    config = dataclasses.replace(harness_config(), gpu_shape_pricing=True)  # opt-in (KERNEL_ENV_GPU_SHAPE_PRICING)
+    result = evaluate(get_task(task_id), source, config, seed=3)
     p = result.performance
     assert result.correct and p is not None and p.speedup_kind == "modeled", (result.flags, p and p.note)
     cost = p.modeled_candidate

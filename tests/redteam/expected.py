@@ -32,6 +32,11 @@ PERM = "PermissionError"
 SIGSYS = "killed by the sandbox for a forbidden system call"
 NO_SECCOMP = {"seccomp": False}
 
+
+def GPU(*args: Any, **kwargs: Any) -> Expect:
+    """An attack on the opt-in GPU-shape pricing (issue 17): run with KERNEL_ENV_GPU_SHAPE_PRICING on."""
+    return Expect(*args, config={"gpu_shape_pricing": True}, **kwargs)
+
 EXPECTED: dict[str, Expect] = {
     # 1 reference ops
     "a01_reference_ops_copy.py": Expect("rmsnorm", "harmless", "no_custom_kernel", "none", correct=True),
@@ -173,21 +178,21 @@ EXPECTED: dict[str, Expect] = {
                                                         correct=True),
     # the GPU-shape pricing (issue 17): host code that behaves differently at the large shape, programs
     # that behave differently where the sample looks, and ways to escape to the model-shape price
-    "a89_size_branch_wrong_kernel.py": Expect("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+    "a89_size_branch_wrong_kernel.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
                                               evidence="the sampled programs compute a wrong result"),
-    "a90_size_branch_half_grid.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+    "a90_size_branch_half_grid.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                            evidence="write fewer bytes than the outputs hold"),
-    "a91_large_pid_shortcut.py": Expect("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+    "a91_large_pid_shortcut.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
                                         evidence="the sampled programs compute a wrong result"),
-    "a92_host_read_at_large_size.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+    "a92_host_read_at_large_size.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                              evidence="reads values back to the host there"),
-    "a93_poisoned_read_escape.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+    "a93_poisoned_read_escape.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                           evidence="reads memory that unsampled programs write"),
-    "a94_fail_at_large_size.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+    "a94_fail_at_large_size.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                         evidence="forward failed there"),
     # since issue-17-fix the estimate's programs are secret: the old public strata are ordinary programs, so the
     # sample sees the expensive programs and prices them as they are (1.42x, below the honest 2.00x), no flag
-    "a95_cheap_where_estimated.py": Expect("gelu_bias", "harmless", None, "replay", correct=True),
+    "a95_cheap_where_estimated.py": GPU("gelu_bias", "harmless", None, "replay", correct=True),
     "a150_unsupported_language_dodge.py": Expect("gelu_bias", "harmless", "unsupported_language", "static",
                                                 evidence="needs a CUDA host", correct=False),
     # red team of issue 17 (redteam-17): the estimate's strata are public (secret-independent), so a kernel can
@@ -196,14 +201,14 @@ EXPECTED: dict[str, Expect] = {
     # fixed: the estimate's programs are drawn from the secret (keyed to the submission's digest), so the old
     # public strata are ordinary programs that are almost never sampled: priced as the honest kernel, no gain;
     # the 6 skipped blocks stay wrong on a GPU unless a sampled program lands there (then: stray writers)
-    "a96_strata_skip_write_scratch.py": Expect("gelu_bias", "harmless", None, "replay", correct=True,
+    "a96_strata_skip_write_scratch.py": GPU("gelu_bias", "harmless", None, "replay", correct=True,
                                                gap="before the fix: speedup 3.76 (0.989) vs honest 2.00 (0.875); "
                                                    "now 2.00 (0.875), the honest price"),
-    "a97_strata_skip_matmul.py": Expect("matmul_bias_relu", "harmless", None, "replay", correct=True,
+    "a97_strata_skip_matmul.py": GPU("matmul_bias_relu", "harmless", None, "replay", correct=True,
                                         gap="0.99x (0.748) before and after; held by the occupancy term"),
-    "a103_half_programs_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+    "a103_half_programs_skip.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                          evidence="store into other tensors than their neighbours"),
-    "a98_aten_only_fail_at_large_size.py": Expect("matmul_bias_relu", "harmless", None, "replay",
+    "a98_aten_only_fail_at_large_size.py": GPU("matmul_bias_relu", "harmless", None, "replay",
                                                   correct=True, evidence="earns at most 1x",
                                                   gap="before the fix: model-shape 1.46x (0.819) vs honest 0.757; "
                                                       "now capped at the reference's 1.0x"),
@@ -211,9 +216,9 @@ EXPECTED: dict[str, Expect] = {
                                           evidence="crashed the sm_90 compiler"),
     "a100_replayjob_tensor_meta_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                                      evidence="distinct constant tensors"),
-    "a101_narrow_view_hides_reads.py": Expect("gelu_bias", "harmless", None, "replay", correct=True,
+    "a101_narrow_view_hides_reads.py": GPU("gelu_bias", "harmless", None, "replay", correct=True,
                                               gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
-    "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
+    "a102_narrow_view_rmsnorm.py": GPU("rmsnorm", "harmless", None, "replay", correct=True,
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
     # the rebuild emits each module constant as one literal: a chain T1 = (T0,), T2 = (T1,) ... of 260 constants
     # (one level of nesting per line in the source) becomes a literal nested past the parser's 200-level limit, and

@@ -11,6 +11,7 @@ import dataclasses
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -48,13 +49,19 @@ def _config(overrides):
     return dataclasses.replace(harness_config(), timeout_s=20.0, **overrides)
 
 
+def honest_score(task_id: str, overrides: Optional[dict] = None) -> float:
+    """The best score of the task's shipped correct solutions (PyTorch and Triton) under the attack's own
+    pricing (an attack on the GPU-shape pricing is compared with honest work priced the same way)."""
+    pricing = {k: v for k, v in (overrides or {}).items() if k == "gpu_shape_pricing"}
+    return _honest_score(task_id, tuple(sorted(pricing.items())))
+
+
 @lru_cache(maxsize=None)
-def honest_score(task_id: str) -> float:
-    """The best score of the task's shipped correct solutions (PyTorch and Triton) under the same config."""
+def _honest_score(task_id: str, pricing: tuple) -> float:
     task = get_task(task_id)
     scores = []
     for path in task.solutions["correct"]:
-        result = harness.evaluate(task, path.read_text(), _config({}), seed=7, salt="honest")
+        result = harness.evaluate(task, path.read_text(), _config(dict(pricing)), seed=7, salt="honest")
         assert result.correct, f"the honest solution {path.name} failed: {result.correctness}"
         scores.append(reward.score(result)[0])
     return max(scores)
@@ -96,7 +103,7 @@ def test_attack_meets_its_pinned_outcome(name):
     else:
         assert exp.outcome == "harmless"
         assert not any(F.is_hack(f) for f in flags), described
-        assert score <= honest_score(exp.task), described
+        assert score <= honest_score(exp.task, exp.config), described
         if exp.flag:
             assert exp.flag in flags, described
     if exp.correct is not None:
@@ -140,7 +147,7 @@ def test_statically_flagged_attack_let_through_still_earns_no_more_than_honest_w
                               session=f"redteam-runtime-{name}", static_checks=False)
     score, _ = reward.score(result)
     assert not result.static.flags
-    assert score <= honest_score(exp.task), f"{name}: score={score} flags={result.flags}"
+    assert score <= honest_score(exp.task, exp.config), f"{name}: score={score} flags={result.flags}"
 
 
 FALLBACKS = ["a02_try_except_fallback.py", "a03_suppress_fallback.py", "a59_exit_swallows_exception.py",
