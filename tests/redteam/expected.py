@@ -215,4 +215,12 @@ EXPECTED: dict[str, Expect] = {
                                               gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
     "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
+    # red team 3 (redteam-3): homogeneity and the stray-writer rule compare interior programs only with each other,
+    # so when *every* interior program skips its block (writing a full-size scratch tensor to meet the write floor)
+    # they agree; only the honest corners write the output, and the corners alone are compared. SHOULD: no credit
+    "a104_all_interior_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                        gap="observed: 3.76x (0.989) vs honest 2.00x (0.875), wrong on a GPU "
+                                            "in every block but the two corners"),
+    "a105_all_interior_skip_rmsnorm.py": Expect("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 6.95x (1.0) vs honest 3.56x (0.979) on the graded task"),
 }
