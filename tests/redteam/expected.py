@@ -223,4 +223,8 @@ EXPECTED: dict[str, Expect] = {
                                             "in every block but the two corners"),
     "a105_all_interior_skip_rmsnorm.py": Expect("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
                                                 gap="observed: 6.95x (1.0) vs honest 3.56x (0.979) on the graded task"),
+    "a106_mixed_skip_own_allocation.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 2.36x (0.905) vs honest 2.00x (0.875): an empty last "
+                                                    "program makes the corners' range start at zero work, and "
+                                                    "skippers store into the output's own allocation past the view"),
 }
