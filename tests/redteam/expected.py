@@ -227,4 +227,9 @@ EXPECTED: dict[str, Expect] = {
                                                 gap="observed: 2.36x (0.905) vs honest 2.00x (0.875): an empty last "
                                                     "program makes the corners' range start at zero work, and "
                                                     "skippers store into the output's own allocation past the view"),
+    # the rebuild emits each module constant as one literal: a chain T1 = (T0,), T2 = (T1,) ... of 260 constants
+    # (one level of nesting per line in the source) becomes a literal nested past the parser's 200-level limit, and
+    # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
+    # (unreplayable), never a harness error; observed: outcome harness_error, reward null
+    "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
 }
