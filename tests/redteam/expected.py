@@ -232,4 +232,9 @@ EXPECTED: dict[str, Expect] = {
     # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
     # (unreplayable), never a harness error; observed: outcome harness_error, reward null
     "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
+    # written_elements marks only stores of the output's own element size: a program storing into the output
+    # through an int64 pointer writes its bytes (write floor met, same allocation) and is never compared
+    "a108_output_written_as_int64.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                              gap="observed: 3.76x (0.989) vs honest 2.00x (0.875); the output is "
+                                                  "zeros on a GPU in every block but the corners"),
 }
