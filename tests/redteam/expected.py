@@ -237,4 +237,9 @@ EXPECTED: dict[str, Expect] = {
     "a108_output_written_as_int64.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                               gap="observed: 3.76x (0.989) vs honest 2.00x (0.875); the output is "
                                                   "zeros on a GPU in every block but the corners"),
+    # held: the all-interior skip on the graded flash-attention kernel prices exactly as the shipped kernel (0.81x,
+    # 0.713): the occupancy term charges waves x the busiest program, an honest corner (the full causal row)
+    "a109_all_interior_skip_flash.py": Expect("causal_attention", "harmless", None, "replay", correct=True,
+                                              gap="0.81x (0.713), the shipped kernel's price; wrong on a GPU outside "
+                                                  "the corners"),
 }
