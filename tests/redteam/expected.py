@@ -215,4 +215,31 @@ EXPECTED: dict[str, Expect] = {
                                               gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
     "a102_narrow_view_rmsnorm.py": Expect("rmsnorm", "harmless", None, "replay", correct=True,
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
+    # red team 3 (redteam-3): homogeneity and the stray-writer rule compare interior programs only with each other,
+    # so when *every* interior program skips its block (writing a full-size scratch tensor to meet the write floor)
+    # they agree; only the honest corners write the output, and the corners alone are compared. SHOULD: no credit
+    "a104_all_interior_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                        gap="observed: 3.76x (0.989) vs honest 2.00x (0.875), wrong on a GPU "
+                                            "in every block but the two corners"),
+    "a105_all_interior_skip_rmsnorm.py": Expect("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 6.95x (1.0) vs honest 3.56x (0.979) on the graded task"),
+    "a106_mixed_skip_own_allocation.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 2.36x (0.905) vs honest 2.00x (0.875): an empty last "
+                                                    "program makes the corners' range start at zero work, and "
+                                                    "skippers store into the output's own allocation past the view"),
+    # the rebuild emits each module constant as one literal: a chain T1 = (T0,), T2 = (T1,) ... of 260 constants
+    # (one level of nesting per line in the source) becomes a literal nested past the parser's 200-level limit, and
+    # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
+    # (unreplayable), never a harness error; observed: outcome harness_error, reward null
+    "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
+    # written_elements marks only stores of the output's own element size: a program storing into the output
+    # through an int64 pointer writes its bytes (write floor met, same allocation) and is never compared
+    "a108_output_written_as_int64.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                              gap="observed: 3.76x (0.989) vs honest 2.00x (0.875); the output is "
+                                                  "zeros on a GPU in every block but the corners"),
+    # held: the all-interior skip on the graded flash-attention kernel prices exactly as the shipped kernel (0.81x,
+    # 0.713): the occupancy term charges waves x the busiest program, an honest corner (the full causal row)
+    "a109_all_interior_skip_flash.py": Expect("causal_attention", "harmless", None, "replay", correct=True,
+                                              gap="0.81x (0.713), the shipped kernel's price; wrong on a GPU outside "
+                                                  "the corners"),
 }
