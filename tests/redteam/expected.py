@@ -217,7 +217,8 @@ EXPECTED: dict[str, Expect] = {
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
     # red team 3 (redteam-3): homogeneity and the stray-writer rule compare interior programs only with each other,
     # so when *every* interior program skips its block (writing a full-size scratch tensor to meet the write floor)
-    # they agree; only the honest corners write the output, and the corners alone are compared. SHOULD: no credit
+    # they agree; only the honest corners write the output, and the corners alone are compared. Fixed by the
+    # output coverage check (coverage-fix): the sampled programs must store the returned output, weighted as priced
     "a104_all_interior_skip.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                         gap="observed: 3.76x (0.989) vs honest 2.00x (0.875), wrong on a GPU "
                                             "in every block but the two corners"),
@@ -232,14 +233,15 @@ EXPECTED: dict[str, Expect] = {
     # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
     # (unreplayable), never a harness error; observed: outcome harness_error, reward null
     "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
-    # written_elements marks only stores of the output's own element size: a program storing into the output
-    # through an int64 pointer writes its bytes (write floor met, same allocation) and is never compared
-    "a108_output_written_as_int64.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                              gap="observed: 3.76x (0.989) vs honest 2.00x (0.875); the output is "
-                                                  "zeros on a GPU in every block but the corners"),
-    # held: the all-interior skip on the graded flash-attention kernel prices exactly as the shipped kernel (0.81x,
-    # 0.713): the occupancy term charges waves x the busiest program, an honest corner (the full causal row)
-    "a109_all_interior_skip_flash.py": Expect("causal_attention", "harmless", None, "replay", correct=True,
-                                              gap="0.81x (0.713), the shipped kernel's price; wrong on a GPU outside "
-                                                  "the corners"),
+    # written_elements marked only stores of the output's own element size: a program storing into the output
+    # through an int64 pointer wrote its bytes (write floor met, same allocation) and was never compared. Now every
+    # element any stored byte touches is compared (coverage-fix): the zeros are a wrong result at the GPU shape
+    "a108_output_written_as_int64.py": Expect("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+                                              gap="before the fix: 3.76x (0.989) vs honest 2.00x (0.875); the output "
+                                                  "is zeros on a GPU in every block but the corners"),
+    # the all-interior skip on the graded flash-attention kernel priced exactly as the shipped kernel (0.81x, 0.713:
+    # the occupancy term charges the busiest program, an honest corner); the output coverage check now voids it
+    "a109_all_interior_skip_flash.py": Expect("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+                                              gap="before the fix: 0.81x (0.713), the shipped kernel's price; wrong on "
+                                                  "a GPU outside the corners"),
 }
