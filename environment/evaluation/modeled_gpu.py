@@ -21,7 +21,8 @@ work computes the answer. This stage prices that work at a size a GPU runs:
    the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
    programs were to write, estimate and check programs within each other's range and storing into
    the same tensors, nothing touched outside the arguments' allocations, every output checked
-   somewhere, the launches write at least the output bytes).
+   somewhere, the sampled programs weighted as in the price storing every element of each returned
+   output view (output coverage, replay/sampled.py), the launches write at least the output bytes).
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
 (no GPU shape, too large for this host, the reference failing there) every submission keeps its
@@ -45,6 +46,7 @@ import torch
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import _planned_bytes, json_init, make_inputs
+from environment.evaluation.replay.sampled import COVERAGE_SLACK
 
 
 # Inputs of the GPU shape are held by the evaluator, the reference child and the replayer (one copy
@@ -246,6 +248,11 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
     outliers = [r["name"] for r in report.get("launches", []) if r.get("sample_outliers")]
     if outliers:
         return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"
+    coverage = report.get("output_coverage", [])
+    short = [k for k, c in enumerate(coverage) if c < 1.0 - COVERAGE_SLACK]
+    if short:
+        return None, (f"the sampled programs store only {coverage[short[0]]:.0%} of output {short[0]} (every "
+                      "program must write its block of the returned output: a skipped block cannot be checked)")
     if len(checked) != 2 * len(expected):
         return None, f"the replay returned {len(checked) // 2} output(s), the reference {len(expected)}"
     for k, want in enumerate(expected):

@@ -82,6 +82,46 @@ def test_homogeneity_is_two_sided_with_the_corners_in_both_ranges():
     # work growing with the program index (causal attention): the corners are the lightest and heaviest
     rows = [dict(base, sectors=100 * k, read=64 * k) for k in (1, 9, 3, 7, 4, 6)]
     assert sampled.outliers(rows, ["corner", "corner", "stratum", "stratum", "check", "check"]) == []
+    # an empty corner (an over-provisioned grid's masked tail) does not open the lower bound (red team a106)
+    empty = {"sectors": 0, "read": 0, "write": 0, "flops": {}}
+    assert sampled.outliers([empty, base, base, base, skipped], roles) == [4]
+
+
+def _stores(base: int, blocks: list[tuple[int, int]], size: int = 4) -> tuple[list, list]:
+    """A launch's store log: program k stores `size`-byte items at byte offsets [a, b) of `base`, for (a, b)."""
+    log = [(np.arange(base + a, base + b, size, dtype=np.int64), size) for a, b in blocks]
+    return log, list(range(len(blocks)))
+
+
+def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_sampled_programs_store():
+    buf, junk = torch.zeros(2 * 980), torch.zeros(980)   # the output is buf[:980]: 98 programs of 10 elements
+    out, at, scratch = buf[:980], buf.data_ptr(), junk.data_ptr()
+    roles = ["corner", "corner", *["stratum"] * 6, "check"]
+    weights = sampled._weights(roles, 98)
+    picks = [0, 97, 10, 25, 40, 55, 70, 85, 90]             # the programs run (corners first)
+    honest = [(40 * k, 40 * k + 40) for k in picks]
+    cover = lambda log: sampled.output_coverage(out, [(weights, *log)], [])  # noqa: E731
+    assert cover(_stores(at, honest)) == 1.0
+    # a sampled stratum program that skips its block and writes scratch: its stratum's share is missing
+    skip = _stores(at, honest)
+    skip[0][2] = (np.arange(scratch, scratch + 40, 4, dtype=np.int64), 4)
+    assert abs(cover(skip) - (1 - 96 / 6 / 98)) < 1e-9 and cover(skip) < 1 - sampled.COVERAGE_SLACK
+    # every interior program skips (red team a104/a105): only the corners count
+    corners_only = _stores(at, honest[:2] + [(0, 0)] * 7)
+    assert cover(corners_only) == 20 / 980
+    # stores past the returned view, into the output's own allocation, are no coverage (a106)
+    past = _stores(at, honest[:2] + [(3920 + 40 * k, 3960 + 40 * k) for k in picks[2:]])
+    assert cover(past) == 20 / 980
+    # every program storing the same block is that block once
+    same = _stores(at, honest[:2] + [(400, 440)] * 7)
+    assert cover(same) < 1 - sampled.COVERAGE_SLACK
+    # stores of another element size count by the bytes they touch (and are compared: written_elements, a108)
+    wide = _stores(at, honest, size=8)
+    assert cover(wide) == 1.0
+    index = sampled.written_elements(out, wide[0], [], 0)
+    assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
+    # an aten op that wrote the output counts its elements exactly
+    assert sampled.output_coverage(out, [], [out]) == 1.0 and sampled.output_coverage(out, [], [buf[:490]]) == 0.5
 
 
 def _trace_at(module, x, bias):
@@ -111,6 +151,7 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
     assert abs(est["bytes_sectors"] - full["bytes_sectors"]) <= 0.02 * full["bytes_sectors"]
     assert est["flops"] == full["flops"] and est["sample_outliers"] == 0
     index, values = replay.checked_outputs()
+    assert counter.output_coverage == [1.0]   # the corners once, each stratum's block for its share: the output
     assert index.numel() == 14 * 1024 - (206 * 1024 - x.numel())   # what the 14 programs stored (the tail is masked)
     expected = torch.nn.functional.gelu(x + bias).flatten()[index]
     assert torch.allclose(values, expected, atol=1e-5, rtol=1e-5)

@@ -181,7 +181,7 @@ EXPECTED: dict[str, Expect] = {
     "a89_size_branch_wrong_kernel.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
                                               evidence="the sampled programs compute a wrong result"),
     "a90_size_branch_half_grid.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                           evidence="write fewer bytes than the outputs hold"),
+                                           evidence="the sampled programs store only"),
     "a91_large_pid_shortcut.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
                                         evidence="the sampled programs compute a wrong result"),
     "a92_host_read_at_large_size.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
@@ -220,9 +220,33 @@ EXPECTED: dict[str, Expect] = {
                                               gap="before the fix: 3.52 (0.977); now 2.00 (0.875), exactly the same kernel given x"),
     "a102_narrow_view_rmsnorm.py": GPU("rmsnorm", "harmless", None, "replay", correct=True,
                                           gap="before the fix: 4.91 (1.0); now 3.56 (0.979), exactly the shipped kernel"),
+    # red team 3 (redteam-3): homogeneity and the stray-writer rule compare interior programs only with each other,
+    # so when *every* interior program skips its block (writing a full-size scratch tensor to meet the write floor)
+    # they agree; only the honest corners write the output, and the corners alone are compared. Fixed by the
+    # output coverage check (coverage-fix): the sampled programs must store the returned output, weighted as priced
+    "a104_all_interior_skip.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                        gap="observed: 3.76x (0.989) vs honest 2.00x (0.875), wrong on a GPU "
+                                            "in every block but the two corners"),
+    "a105_all_interior_skip_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 6.95x (1.0) vs honest 3.56x (0.979) on the graded task"),
+    "a106_mixed_skip_own_allocation.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="observed: 2.36x (0.905) vs honest 2.00x (0.875): an empty last "
+                                                    "program makes the corners' range start at zero work, and "
+                                                    "skippers store into the output's own allocation past the view"),
     # the rebuild emits each module constant as one literal: a chain T1 = (T0,), T2 = (T1,) ... of 260 constants
     # (one level of nesting per line in the source) becomes a literal nested past the parser's 200-level limit, and
     # the replayer reads "does not parse" as the rebuild's own bug (harness=True). SHOULD: the submission's
     # (unreplayable), never a harness error (fixed: the evaluator compiles the generated module first)
     "a107_nested_constant_literal.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True),
+    # written_elements marked only stores of the output's own element size: a program storing into the output
+    # through an int64 pointer wrote its bytes (write floor met, same allocation) and was never compared. Now every
+    # element any stored byte touches is compared (coverage-fix): the zeros are a wrong result at the GPU shape
+    "a108_output_written_as_int64.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
+                                              gap="before the fix: 3.76x (0.989) vs honest 2.00x (0.875); the output "
+                                                  "is zeros on a GPU in every block but the corners"),
+    # the all-interior skip on the graded flash-attention kernel priced exactly as the shipped kernel (0.81x, 0.713:
+    # the occupancy term charges the busiest program, an honest corner); the output coverage check now voids it
+    "a109_all_interior_skip_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+                                              gap="before the fix: 0.81x (0.713), the shipped kernel's price; wrong on "
+                                                  "a GPU outside the corners"),
 }

@@ -36,6 +36,8 @@ class CostCounter:
         self.sample_seed = sample_seed
         self.addresses = sample_seed is None
         self.stores: list = []
+        self.sampled_launches: list = []   # per sampled launch: (weights, store_log, store_program) (coverage)
+        self.output_coverage: list[float] = []   # per output, set by the sampled replay (replay/sampled.py)
         self.launch: TritonLaunch | None = None   # the Triton launch running now
         self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []
@@ -129,4 +131,5 @@ class CostCounter:
             "cross_program_raw": list(self.races),
             "kernels": list(self.kernels.values()),
             "autotune": list(self.autotune),
+            **({"output_coverage": list(self.output_coverage)} if self.output_coverage else {}),
         }

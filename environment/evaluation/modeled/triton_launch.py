@@ -72,6 +72,7 @@ class TritonLaunch:
         self.per_program: list[dict] = []
         self._program_sectors: dict[str, list] = {"read": [], "write": []}
         self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
+        self.store_program: list[int] = []                   # the program (index into per_program) of each
 
     def program(self) -> None:
         self._close_program()
@@ -106,6 +107,7 @@ class TritonLaunch:
             self._program_sectors[side].append(sectors)
         if kind != "read":
             self.store_log.append((addrs, itemsize))
+            self.store_program.append(self.programs - 1)
         if not self.addresses and kind == "read":
             return
         got, progs = self._addrs[kind]

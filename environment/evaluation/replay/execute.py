@@ -199,6 +199,8 @@ class Replay:
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
                 idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
+                self.counter.output_coverage.append(
+                    sampled.output_coverage(t, self.counter.sampled_launches, self.aten_written))
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
         return out

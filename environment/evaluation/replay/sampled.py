@@ -18,8 +18,12 @@ of STRATA equal strata of the grid), and the replayer keys that seed to the serv
 submission's digest: the same submission gets bit-identical prices for the same seed, and no kernel
 can compute which programs carry the estimate (fixed strata were skipped by a kernel that did no
 work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
-check programs (with the corners in both ranges), and every interior program must store into the
-same arguments as the others.
+check programs (with the corners in both ranges; a corner that touches no memory is left out of the
+lower bound), and every interior program must store into the same arguments as the others. The
+output coverage (output_coverage) estimates, with the price's weights, how many distinct elements of
+each returned output view the sampled programs store (by the bytes they touch, any element size): a
+program that skips its block covers nothing, so a sampled skipper voids the estimate (red team
+a104-a106, a108).
 """
 from __future__ import annotations
 
@@ -113,6 +117,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
+    sink.sampled_launches.append((_weights([r for _, r in chosen], grid[0] * grid[1] * grid[2]), launch.store_log,
+                                  launch.store_program))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
                                     launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
@@ -151,7 +157,11 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
         basis = [vector(p) for p, r in zip(per_program, roles) if r in (other, "corner")]
         if not basis or "check" not in roles:
             continue
-        low = [min(col) for col in zip(*basis)]
+        # a corner that touches no memory (an over-provisioned grid's masked tail) is no sample of the work:
+        # in the lower bound it would let every skipping program through (red team a106)
+        floor = [vector(p) for p, r in zip(per_program, roles)
+                 if r == other or (r == "corner" and (p["read"] or p["write"]))] or basis
+        low = [min(col) for col in zip(*floor)]
         high = [max(col) for col in zip(*basis)]
         found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
                      if r == side and any(v < lo / rel - absolute or v > hi * rel + absolute
@@ -259,28 +269,54 @@ def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
     return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
 
 
+def _touched_items(addrs: np.ndarray, size: int, base: int, extent: int, item: int) -> np.ndarray:
+    """Item indices (items of `item` bytes) of a storage at `base` of `extent` bytes that any byte of the
+    stores (byte addresses `addrs`, `size` bytes each) touches, whatever the store's element size: a
+    program storing into a float32 output through an int64 pointer writes it too (red team a108)."""
+    rel = addrs - base
+    rel = rel[(rel > -size) & (rel < extent)]
+    touched = np.unique(np.concatenate([(rel + b) // item for b in range(size)])) if rel.size else rel
+    return touched[(touched >= 0) & (touched < extent // item)]
+
+
+def _view_index(t: torch.Tensor):
+    """A function from item indices of t's storage to their indices in t.flatten() (-1 outside the view)."""
+    if t.is_contiguous():
+        first, n = t.storage_offset(), t.numel()
+        return lambda items: np.where((items >= first) & (items < first + n), items - first, -1)
+    where = np.full(t.untyped_storage().nbytes() // t.element_size(), -1, dtype=np.int64)
+    where[_offsets(t, where.size)] = np.arange(t.numel(), dtype=np.int64)
+    return lambda items: where[items]
+
+
+def _mark_views(mark: np.ndarray, t: torch.Tensor, views: list[torch.Tensor]) -> None:
+    """Mark the items of t's storage that the tensors an aten op wrote (`views`) lie on."""
+    item, base = t.element_size(), t.untyped_storage().data_ptr()
+    for v in views:
+        if not (v.numel() and v.untyped_storage().data_ptr() == base):
+            continue
+        if v.element_size() != item:
+            first = v.storage_offset() * v.element_size()
+            last = first + (max([0, *(s * (n - 1) for s, n in zip(v.stride(), v.shape))]) + 1) * v.element_size()
+            mark[first // item:-(-last // item)] = True   # its whole byte span: compared, never short
+        elif v.is_contiguous():
+            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
+        else:
+            mark[_offsets(v, mark.size)] = True
+
+
 def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
                      seed: int) -> np.ndarray:
-    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (what a sampled
-    program stored, the elements of tensors an aten op wrote: `views`), at most MAX_CHECKED of them
-    (drawn from `seed` when there are more)."""
+    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
+    program stored, of any element size, the elements of tensors an aten op wrote: `views`), at most
+    MAX_CHECKED of them (drawn from `seed` when there are more)."""
     item = t.element_size()
     storage = t.untyped_storage()
     base, extent = storage.data_ptr(), storage.nbytes()
     mark = np.zeros(extent // item, dtype=bool)
     for addrs, size in stores:
-        if size != item:
-            continue
-        rel = addrs - base
-        rel = rel[(rel >= 0) & (rel < extent) & (rel % item == 0)]
-        mark[rel // item] = True
-    for v in views:
-        if not (v.numel() and v.untyped_storage().data_ptr() == base and v.element_size() == item):
-            continue
-        if v.is_contiguous():
-            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
-        else:
-            mark[_offsets(v, extent // item)] = True
+        mark[_touched_items(addrs, size, base, extent, item)] = True
+    _mark_views(mark, t, views)
     if t.is_contiguous():
         found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
     else:
@@ -289,3 +325,39 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
         found = np.sort(np.random.default_rng([seed & (2**63 - 1), found.size]).choice(found, MAX_CHECKED,
                                                                                        replace=False))
     return found.astype(np.int64)
+
+
+# How far below the output's size the estimated coverage may fall: a masked program at a tile grid's edge
+# that is not a corner stores less than its stratum's weight assumes. A sampled program that skips its block
+# costs its stratum's share, 1 / STRATA of the grid, which is twice this.
+COVERAGE_SLACK = 1.0 / (2 * STRATA)
+
+
+def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) -> float:
+    """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store,
+    with the price's weights: per sampled launch, each program's distinct elements of the view (any byte of
+    them stored) times its weight, times the share of the sample's stored elements that are distinct (every
+    program storing the same block is one block); an aten op that wrote the view counts its elements exactly.
+    A program that skips its block, or stores into scratch or past the view, covers nothing (red team
+    a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
+    if not t.numel():
+        return 1.0
+    item, storage = t.element_size(), t.untyped_storage()
+    base, extent = storage.data_ptr(), storage.nbytes()
+    index = _view_index(t)
+    aten = np.zeros(extent // item, dtype=bool)
+    _mark_views(aten, t, views)
+    hit = index(np.flatnonzero(aten))
+    covered = float(np.count_nonzero(hit >= 0))
+    for weights, log, owners in launches:
+        per: dict[int, list[np.ndarray]] = {}
+        for (addrs, size), k in zip(log, owners):
+            items = index(_touched_items(addrs, size, base, extent, item))
+            per.setdefault(k, []).append(items[items >= 0])
+        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(weights) and weights[k]}
+        stored = sum(s.size for s in sets.values())
+        if not stored:
+            continue
+        distinct = np.unique(np.concatenate(list(sets.values()))).size / stored
+        covered += distinct * math.fsum(weights[k] * s.size for k, s in sets.items())
+    return min(1.0, covered / t.numel())
