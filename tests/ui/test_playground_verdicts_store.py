@@ -50,7 +50,8 @@ def open_page(browser, server, width: str = "1440", theme: str = "light", query:
     pg = ctx.new_page()
     sep = "&" if query else ""
     pg.goto(f"{server}/web/?{query}{sep}__theme={theme}")
-    pg.wait_for_selector("#submit-btn", timeout=60_000)
+    # an ?episode= link opens on the Runs tab, which may hide Play before its button was ever visible
+    pg.wait_for_selector("#runs-summary" if "episode=" in query else "#submit-btn", timeout=60_000)
     return pg
 
 
