@@ -50,8 +50,14 @@ def test_a_silent_peer_hits_the_deadline_instead_of_hanging():
 
 
 def test_a_closed_channel_is_reported_as_closed():
-    with pytest.raises(frames.ChannelClosed):
+    with pytest.raises(frames.ChannelClosed) as caught:
         frames.read_frame(_pipe_with(frames.encode({"nonce": "n"})[:6]), "n", time.monotonic() + 5)
+    assert not isinstance(caught.value, frames.ClosedIdle)  # cut mid-frame: a failure, not an ending
+
+
+def test_a_channel_closed_between_frames_is_an_ending_not_a_cut_frame():
+    with pytest.raises(frames.ClosedIdle):
+        frames.read_frame(_pipe_with(b""), "n", time.monotonic() + 5)
 
 
 def test_encode_header_is_the_header_encode_writes_with_the_per_tensor_metadata():

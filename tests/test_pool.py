@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 from environment.config import harness_config
@@ -89,3 +91,16 @@ def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if the extra were not installed
     backend = make_backend(1)
     assert isinstance(backend, EvaluatorPool) and backend_kind() == detect_backend()
+
+
+def test_closing_a_pool_leaves_no_traceback_from_its_spare_processes():
+    # a pool forks its evaluator and children ahead of requests; closing it closes their channels
+    # before anything came, which is an ending, not a failure to print on the server's stderr
+    script = ("from tests.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
+              "pool = EvaluatorPool(1)\n"
+              "assert pool.run(_request(0), 's', 120)['kind'] == 'result'\n"
+              "pool.close()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -79,6 +79,8 @@ def serve_then_exit(serve) -> NoReturn:
     code = 0
     try:
         serve()
+    except frames.ClosedIdle:  # nothing more to do (or nothing ever came): an ending, not a failure to log
+        code = CHILD_FAILED
     except BaseException:
         traceback.print_exc()
         code = CHILD_FAILED

@@ -36,6 +36,11 @@ class ChannelClosed(FrameError):
     """The other side closed the channel (or died) before a whole frame arrived."""
 
 
+class ClosedIdle(ChannelClosed):
+    """The other side closed the channel between frames: the end of a conversation, or a process
+    forked ahead of a request that never came (a pool closing its spares)."""
+
+
 class Deadline(FrameError):
     """The other side did not answer in time."""
 
@@ -97,7 +102,7 @@ def _validate_meta(meta: Any) -> int:
     return nbytes
 
 
-def _read_exact(fd: int, n: int, deadline: float) -> bytearray:
+def _read_exact(fd: int, n: int, deadline: float, at_boundary: bool = False) -> bytearray:
     buf = bytearray()
     while len(buf) < n:
         remaining = deadline - time.monotonic()
@@ -108,6 +113,8 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytearray:
             continue
         chunk = os.read(fd, min(n - len(buf), 1 << 20))
         if not chunk:
+            if at_boundary and not buf:
+                raise ClosedIdle("channel closed between frames")
             raise ChannelClosed(f"channel closed after {len(buf)}/{n} bytes")
         buf += chunk
     return buf
@@ -115,7 +122,7 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytearray:
 
 def read_frame(fd: int, nonce: Optional[str], deadline: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
     """Read one frame; check magic, sizes and nonce before trusting any of it."""
-    head = _read_exact(fd, 8, deadline)
+    head = _read_exact(fd, 8, deadline, at_boundary=True)
     if bytes(head[:4]) != MAGIC:
         raise FrameError("bad frame magic")
     (length,) = struct.unpack("<I", bytes(head[4:]))

@@ -140,6 +140,8 @@ class _Spare:
                 request = json.loads(body.numpy().tobytes())
                 request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])
                 _evaluate_in_child(request, res_w, children)
+            except frames.ClosedIdle:  # a spare evaluator whose pool closed before any request came
+                pass
             except BaseException:
                 traceback.print_exc()
                 code = 1
