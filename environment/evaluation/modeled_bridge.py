@@ -183,7 +183,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     invalid = validate_cost(cand_cost, output_bytes, spec)
     if invalid:
         return _no_credit(F.INVALID_COST, f"The modeled cost cannot be credited: {invalid}.")
-    priced_at, gpu_note, cap = shape, "", None
+    priced_at, gpu_note, cap, model_speedup, gpu_speedup = shape, "", None, None, None
     if gpu is not None and gpu.flag:  # after the model-shape verdict: misbehaving at size hides no hack
         return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.",
                           triton_launches=launches)
@@ -194,8 +194,11 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
                               triton_launches=launches)
         if priced.candidate is not None:
+            # the GPU-shape price only ever lowers the credit (see credited_speedup)
+            model_speedup = modeled_speedup(ref_cost, cand_cost, spec)
             report = modeled_gpu.merged_report(report, head.sampled_report)
             cand_cost, ref_cost, priced_at = priced.candidate, priced.reference, gpu.shape
+            gpu_speedup = modeled_speedup(ref_cost, cand_cost, spec)
         else:
             gpu_note = f" Priced at the model shape: {priced.why}."
         if priced.capped:
@@ -212,6 +215,11 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
     if speedup is not None and cap is not None:
         speedup = min(speedup, cap)
+    if gpu_speedup is not None:
+        speedup = credited_speedup(model_speedup, gpu_speedup)
+        gpu_note += (f" Credited: the lower of {model_speedup:.3g}x at the model shape (every program replayed) "
+                     f"and {gpu_speedup:.3g}x at the GPU shape (sampled programs), which only ever takes credit "
+                     "away." if speedup is not None else "")
     denied = modeled_gates(report, compile_infos)
     note = (f"Modeled speedup ({spec.get('name', 'H100 SXM')} roofline estimate, not measured) at shape {priced_at}: "
             f"reference {ref_cost.time_us:.2f} µs in {len(ref_cost.launches)} launch(es), yours "
@@ -225,8 +233,22 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     return StageOutcome(PerformanceResult(
         speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
         candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
-        note=note), flags=flags, triton_launches=launches,
+        model_shape_speedup=model_speedup, gpu_shape_speedup=gpu_speedup, note=note), flags=flags, triton_launches=launches,
         stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
+
+
+def credited_speedup(model_shape: Optional[float], gpu_shape: Optional[float]) -> Optional[float]:
+    """The speedup the reward uses when both shapes are priced: the lower of the two.
+
+    The model-shape price comes from a replay that runs every program of every launch on held-out
+    inputs; the GPU-shape price scales a sample of programs to the grid, and every attacker round on
+    it found a way to make unsampled programs do less than the sample shows (a96-a115). Taking the
+    lower makes that whole class worthless by construction: a kernel that games the sample earns at
+    most its fully replayed price, while a kernel that is worse at the GPU shape (strided loads, tiles
+    re-read per program, a grid too small to fill the GPU) is priced down at its real weight."""
+    if model_shape is None or gpu_shape is None:
+        return None
+    return min(model_shape, gpu_shape)
 
 
 def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):

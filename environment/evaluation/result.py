@@ -134,6 +134,10 @@ class PerformanceResult(_Record):
     modeled_reference: Optional[ModeledCost] = None
     modeled_candidate: Optional[ModeledCost] = None
     compile: list[CompileInfo] = Field(default_factory=list)
+    model_shape_speedup: Optional[float] = Field(None, description="Modeled: the speedup at the model shape, "
+                                                 "every program of the trusted replay run.")
+    gpu_shape_speedup: Optional[float] = Field(None, description="Modeled: the speedup at the task's GPU shape, "
+                                               "from sampled programs; the credited speedup is the lower of the two.")
     note: Optional[str] = Field(None, description="Why the speedup is what it is (or missing).")
 
 
