@@ -15,7 +15,7 @@ import pytest
 from environment.trajectory import read_episodes
 import inference
 from inference import free_port
-from tests.support.env_server import started_server
+from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.slow
@@ -82,10 +82,9 @@ def parse_log(stdout: str) -> list[Block]:
 
 
 @pytest.fixture(scope="module")
-def env_server():
+def env_server(monitored_env_server):  # noqa: F811
     """The environment server, with its monitor on: the tests read how many steps the environment saw."""
-    with started_server(KERNEL_ENV_MONITOR="1") as server:
-        yield server.url
+    return monitored_env_server
 
 
 def env_steps(env_url: str, task: str) -> int:
