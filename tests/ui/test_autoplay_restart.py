@@ -24,6 +24,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = "hf_RestartTestToken0123456789abcdefXYZ"
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 STEP_TIMEOUT_MS = 180_000  # the first evaluation waits for a warm worker on a loaded host
 
 
@@ -46,6 +47,11 @@ def playground_on(port: int, data_dir: Path) -> Iterator[LocalServer]:
         yield server
     finally:
         server.stop()
+
+
+def shot(pg, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 def type_value(pg, elem_id: str, value: str) -> None:
@@ -104,10 +110,11 @@ def test_an_auto_play_cut_off_by_a_restart_is_shown_interrupted_and_continues_th
             assert pg.input_value("#base-url input, #base-url textarea") == stub.base_url
             assert pg.locator("#play-badges [data-step='1']").count() == 1
             assert TOKEN not in pg.content()
-            pg.get_by_role("tab", name="Runs").click()
+            shot(pg, "autoplay-interrupted-light")
+            pg.get_by_role("tab", name="Runs", exact=True).click()
             pg.wait_for_selector("#runs-table .virtual-row", timeout=30_000)
             assert "interrupted by a server restart" in pg.inner_text("#runs-table")
-            pg.get_by_role("tab", name="Play").click()
+            pg.get_by_role("tab", name="Play", exact=True).click()
 
             type_value(pg, "token", TOKEN)  # tokens are never stored: the visitor enters it again
             before = len(stub.requests)
