@@ -125,7 +125,8 @@ def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
                   "the image's HEALTHCHECK passes", "the shipped Triton solution of gelu_bias evaluates correct",
                   "no sandbox layer is degraded in the evaluation", "none of them is writable by uid 1000",
                   "the server process runs as uid 1000", "the image holds all", "the attack gallery lists all",
-                  "each gallery entry has its class", "the server stopped within 10 s of SIGTERM", "the server log shows a clean start and shutdown"):
+                  "each gallery entry has its class", "the server stopped within 10 s of SIGTERM",
+                  "the server log shows a clean start and shutdown"):
         assert any(line.startswith(f"PASS {check}") for line in passed), f"missing: PASS {check}\n{log[-6000:]}"
     assert not [line for line in out.stdout.splitlines() if line.startswith("FAIL")]
     assert out.stdout.rstrip().endswith("image check: PASS")

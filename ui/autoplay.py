@@ -3,7 +3,9 @@ page that comes back (same browser) follows its progress.
 
 One job per browser session at a time. A job lives in the server process: while one auto-plays to
 the end, the store marks its episode (settings only, never the token), so after a restart the
-page shows that episode as interrupted and continues it with the token entered again. Stop takes effect at once while the model is thinking
+page shows that episode as interrupted and continues it with the token entered again.
+
+Stop takes effect at once while the model is thinking
 (its pending reply is abandoned and never played: no step, no turn); a submission the
 environment is already evaluating finishes and is recorded, and the page says so. Replies
 without code are the player's errors: they use no turn, and after ``MAX_PLAYER_ERRORS`` in a row

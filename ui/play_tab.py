@@ -17,7 +17,7 @@ from ui.autoplay import ModelJob
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
 from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
-from ui.session import PlayError, busy
+from ui.session import PlayError, busy, is_over
 
 
 # After a step the verdict is what matters: whenever a new step lands in Play (a submission, a model
@@ -46,8 +46,7 @@ def interrupted_autoplay(session: Any) -> Optional[tuple[Any, dict]]:
             record = store().get(episode_id)
         except StoreError:
             continue
-        used = sum(1 for s in record.steps if s.code is not None and s.reward is not None)
-        if (record.steps and record.steps[-1].done) or used >= record.max_turns:
+        if is_over(record):
             store().autoplay_ended(episode_id)  # it had ended; only the mark outlived it
             continue
         return record, settings

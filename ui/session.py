@@ -45,6 +45,16 @@ def env_base_url(request: Any = None) -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def turns_used(record: EpisodeRecord) -> int:
+    """Submissions the environment scored: environment errors use no turn (reward None)."""
+    return sum(1 for s in record.steps if s.code is not None and s.reward is not None)
+
+
+def is_over(record: EpisodeRecord) -> bool:
+    """No turn left, or the last step ended the episode (finish, or the environment said done)."""
+    return bool(record.steps and record.steps[-1].done) or turns_used(record) >= record.max_turns
+
+
 @dataclass
 class EpisodeHandle:
     """One player slot: its environment connection and the episode it is playing."""
@@ -64,8 +74,7 @@ class EpisodeHandle:
 
     @property
     def turns_used(self) -> int:
-        """Submissions the environment scored: environment errors use no turn (reward None)."""
-        return sum(1 for s in self.record.steps if s.code is not None and s.reward is not None) if self.record else 0
+        return turns_used(self.record) if self.record else 0
 
     def _connect(self) -> Any:
         if self.env is None:
@@ -113,7 +122,7 @@ class EpisodeHandle:
         grows from its last stored step, and the next prompt is the one it would have asked for."""
         self.record = record
         used = self.turns_used
-        if (record.steps and record.steps[-1].done) or used >= record.max_turns:
+        if is_over(record):
             self.done = True
             raise PlayError(f"this episode is over ({used} of {record.max_turns} turns used): nothing to continue")
         obs = self._reset_env(record.task_id, record.seed or 0, record.max_turns - used)
