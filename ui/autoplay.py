@@ -18,8 +18,9 @@ import threading
 from typing import Callable, Optional
 
 from environment.driver import PLAYER_RETRIES
+from environment.trajectory import EpisodeRecord
 from ui.players import ModelSettings, PlayerFailure, Reply, ask_model, play_reply
-from ui.session import EpisodeHandle, PlayError, Session
+from ui.session import EpisodeHandle, PlayError, Session, is_over
 from ui.verdict import num, verdict_of
 
 log = logging.getLogger("kernel_playground")
@@ -171,3 +172,25 @@ class ModelJob:
         except RuntimeError:
             pass
         self._notify(message, kind)
+
+
+INTERRUPTED = "interrupted by a server restart"
+
+
+def interrupted_autoplay(session: Session) -> Optional[tuple[EpisodeRecord, dict]]:
+    """The newest auto-play of this browser that a server restart cut off and that has turns left:
+    (its stored record, its model settings); None when there is none."""
+    from ui.store import StoreError, store
+
+    if not session.browser_id:
+        return None
+    for episode_id, settings in store().interrupted(session.browser_id).items():
+        try:
+            record = store().get(episode_id)
+        except StoreError:
+            continue
+        if is_over(record):
+            store().autoplay_ended(episode_id)  # it had ended; only the mark outlived it
+            continue
+        return record, settings
+    return None

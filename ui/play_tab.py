@@ -13,11 +13,11 @@ import gradio as gr
 from environment.prompt import starting_template
 from environment.tasks import get_task
 from ui import render as R
-from ui.autoplay import ModelJob
+from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
 from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
-from ui.session import PlayError, busy, is_over
+from ui.session import PlayError, busy
 
 
 # After a step the verdict is what matters: whenever a new step lands in Play (a submission, a model
@@ -32,27 +32,6 @@ FOLLOW_VERDICTS = """() => {
     if (b && key !== last) { last = key; b.scrollIntoView({block: 'center'}); }
   }).observe(target, {subtree: true, childList: true});
 }"""
-INTERRUPTED = "interrupted by a server restart"
-
-
-def interrupted_autoplay(session: Any) -> Optional[tuple[Any, dict]]:
-    """The newest auto-play of this browser that a server restart cut off and that has turns left:
-    (its stored record, its model settings); None when there is none."""
-    from ui.store import StoreError, store
-    if not session.browser_id:
-        return None
-    for episode_id, settings in store().interrupted(session.browser_id).items():
-        try:
-            record = store().get(episode_id)
-        except StoreError:
-            continue
-        if is_over(record):
-            store().autoplay_ended(episode_id)  # it had ended; only the mark outlived it
-            continue
-        return record, settings
-    return None
-
-
 TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
 
 

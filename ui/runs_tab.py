@@ -11,7 +11,7 @@ import pandas as pd
 from environment.trajectory import EpisodeRecord
 from ui import render as R
 from ui.common import SESSIONS, EpisodeView, guarded, step_of
-from ui.play_tab import INTERRUPTED
+from ui.autoplay import INTERRUPTED
 from ui.store import StoreError, store
 
 RUN_COLUMNS = ["last change (UTC)", "task", "seed", "player", "best", "steps", "hacks", "episode"]
