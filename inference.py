@@ -13,8 +13,12 @@ Without LOCAL_IMAGE_NAME or ENV_URL the environment server is started on a free 
 stopped at the end.
 
 stdout carries only the [START]/[STEP]/[END] lines of SUBMISSION.md, one block per task; every
-diagnostic goes to stderr. Failures (model errors, timeouts, replies without code, environment
-errors) become steps with an ``error``; the run always finishes within ``--time-budget``.
+diagnostic goes to stderr. Only submissions are steps: one [STEP] line per environment step,
+numbered like the environment counts them (a harness error is such a step, reward 0.00, and uses
+no turn). The player's errors (model unreachable or timed out, HTTP errors, replies without code,
+code over the size limit) are no step and use no turn: they go to stderr, the next prompt tells the
+model what was wrong, and after ``--retries`` + 1 of them in a row the episode ends with its [END]
+line (success=false when nothing scored). The run always finishes within ``--time-budget``.
 """
 from __future__ import annotations
 
@@ -36,8 +40,8 @@ from openai import (APIConnectionError, APIStatusError, APITimeoutError, Interna
                     RateLimitError)
 
 from environment import KernelAction, KernelEnv
-from environment.agent import parse_reply, summarize_action
-from environment.driver import EpisodeMemory
+from environment.agent import summarize_action
+from environment.driver import PLAYER_RETRIES, EpisodeMemory, submission_of
 from environment.trajectory import (EpisodeRecord, configured_secrets, env_version, scrub, step_record,
                                     write_episodes)
 
@@ -103,7 +107,9 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=2048, help="cap on each model reply")
     p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model call")
-    p.add_argument("--retries", type=int, default=2, help="retries of a model call on timeouts and 429/5xx")
+    p.add_argument("--retries", type=int, default=PLAYER_RETRIES,
+                   help="player errors (failed model calls, replies without code) retried in a row before an "
+                        "episode ends; also environment errors in a row. Neither uses a turn or prints a [STEP]")
     p.add_argument("--env-timeout", type=float, default=180.0,
                    help="seconds to wait for one environment step (the harness gives up after 120 s)")
     p.add_argument("--server-start-timeout", type=float, default=180.0)
@@ -155,43 +161,37 @@ class Reply:
     text: Optional[str]
     error: Optional[str]
     latency_ms: float
+    transient: bool = False  # a timeout, a lost connection, HTTP 429 or 5xx: worth asking again after a pause
 
 
 class ModelPlayer:
-    """Chat completions with a per-call timeout and bounded retries of transient failures."""
+    """Chat completions with a per-call timeout; a failed call is a player error, retried by the
+    episode loop (environment.driver's rule), never here."""
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        # max_retries=0: retries happen here, where the run's deadline is known.
         self.client = OpenAI(base_url=cfg.api_base_url, api_key=cfg.api_key or "missing-token",
                              timeout=cfg.llm_timeout_s, max_retries=0)
 
     def complete(self, messages: list[dict[str, str]], deadline: float) -> Reply:
         t0 = time.monotonic()
-        last_error = "no attempt made"
-        for attempt in range(self.cfg.retries + 1):
-            left = deadline - time.monotonic()
-            if left < MIN_CALL_S:
-                last_error = "time budget spent before the model answered"
-                break
-            try:
-                response = self.client.chat.completions.create(
-                    model=self.cfg.model, messages=messages, temperature=self.cfg.temperature,
-                    max_tokens=self.cfg.max_tokens, timeout=min(self.cfg.llm_timeout_s, left))
-            except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as e:
-                last_error = _describe(e)
-                diag(f"model call attempt {attempt + 1} failed: {last_error}")
-                time.sleep(min(2.0 ** attempt, max(0.0, deadline - time.monotonic() - MIN_CALL_S)))
-                continue
-            except Exception as e:  # 4xx, malformed responses: retrying will not help
-                return Reply(None, f"model call failed: {_describe(e)}", _ms(t0))
-            choice = response.choices[0] if response.choices else None
-            text = choice.message.content if choice is not None else None
-            if not text:
-                reason = choice.finish_reason if choice is not None else "no choices"
-                return Reply(None, f"the model returned an empty reply (finish_reason={reason})", _ms(t0))
-            return Reply(text, None, _ms(t0))
-        return Reply(None, f"model call failed: {last_error}", _ms(t0))
+        left = deadline - time.monotonic()
+        if left < MIN_CALL_S:
+            return Reply(None, "time budget spent before the model answered", 0.0)
+        try:
+            response = self.client.chat.completions.create(
+                model=self.cfg.model, messages=messages, temperature=self.cfg.temperature,
+                max_tokens=self.cfg.max_tokens, timeout=min(self.cfg.llm_timeout_s, left))
+        except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as e:
+            return Reply(None, f"model call failed: {_describe(e)}", _ms(t0), transient=True)
+        except Exception as e:  # 4xx, malformed responses
+            return Reply(None, f"model call failed: {_describe(e)}", _ms(t0))
+        choice = response.choices[0] if response.choices else None
+        text = choice.message.content if choice is not None else None
+        if not text:
+            reason = choice.finish_reason if choice is not None else "no choices"
+            return Reply(None, f"the model returned an empty reply (finish_reason={reason})", _ms(t0))
+        return Reply(text, None, _ms(t0))
 
 
 def _describe(e: Exception) -> str:
@@ -328,8 +328,14 @@ class EnvSource:
 
 def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer, log: EpisodeLog,
               deadline: float) -> Optional[EpisodeRecord]:
-    """Play one episode and log its block; the [END] line is printed whatever happens."""
-    rewards: list[float] = []
+    """Play one episode and log its block; the [END] line is printed whatever happens.
+
+    A [STEP] line is printed for each environment step and only for those, numbered from 1 like the
+    environment counts them; a harness error is such a step (reward 0.00 here, null in the record;
+    no turn used). The player's errors (environment.driver: no reply, HTTP errors, no code, oversized
+    code) are no step: they go to stderr, the next prompt says what was wrong, and after --retries + 1
+    of them in a row the episode ends."""
+    rewards: list[float] = []  # one per [STEP] line
     record: Optional[EpisodeRecord] = None
     log.start(task_id, cfg.benchmark, cfg.model)
     try:
@@ -337,24 +343,27 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
             obs = env.reset(task_id=task_id, seed=cfg.seed, max_turns=cfg.turns).observation
             record = EpisodeRecord.start(obs, seed=cfg.seed, player="model", model=cfg.model,
                                          temperature=cfg.temperature, env_version=env_version())
-            memory = EpisodeMemory(obs)  # best code, history and last error: the same rule as the playground
-            for n in range(1, cfg.turns + 1):
+            memory = EpisodeMemory(obs)  # best code, history, last error, player errors: the playground's rules
+            env_errors = 0
+            while True:
                 if deadline - time.monotonic() < MIN_CALL_S:
-                    diag(f"{task_id}: time budget spent, skipping turns {n}..{cfg.turns}")
+                    diag(f"{task_id}: time budget spent after {len(rewards)} step(s)")
                     break
                 messages = memory.messages()
                 reply = player.complete(messages, deadline)
-                parsed = parse_reply(reply.text) if reply.error is None else None
-                code = parsed.code if parsed else None
+                code, error = submission_of(reply.text, reply.error)
                 if code is None:
-                    last_error = reply.error or parsed.error
-                    memory.player_failed(last_error)
-                    done = n == cfg.turns
-                    record.add_step(step_record(n, None, error=last_error, done=done, latency_ms=reply.latency_ms,
-                                                prompt_messages=messages, raw_reply=reply.text))
-                    rewards.append(0.0)
-                    log.step(n, summarize_action(None), 0.0, done, last_error)
+                    memory.player_failed(error)
+                    diag(f"{task_id}: player error {memory.player_errors} of at most {cfg.retries + 1} in a row "
+                         f"(no step, no turn used): {one_line(error)[:500]}")
+                    if memory.gave_up(cfg.retries):
+                        diag(f"{task_id}: the player failed {memory.player_errors} times in a row: episode ends")
+                        break
+                    if reply.transient:  # a rate limit or an overloaded server: back off before asking again
+                        time.sleep(min(2.0 ** (memory.player_errors - 1),
+                                       max(0.0, deadline - time.monotonic() - MIN_CALL_S)))
                     continue
+                n = len(rewards) + 1
                 summary = summarize_action(code)
                 t0 = time.monotonic()
                 try:
@@ -369,13 +378,19 @@ def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer,
                     break
                 obs = result.observation
                 if obs.outcome == "harness_error":  # the environment's failure: no reward, no turn used up
+                    env_errors += 1
                     diag(f"{task_id}: environment error on step {n}: {one_line(obs.error or '')[:500]}")
                     record.add_step(step_record(n, code, obs, action_summary=summary, reward=None, done=False,
                                                 latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),
                                                 prompt_messages=messages, raw_reply=reply.text))
+                    rewards.append(0.0)
                     log.step(n, summary, 0.0, False, obs.error)
                     memory.environment_failed(code, obs.error)
+                    if env_errors > cfg.retries:
+                        diag(f"{task_id}: {env_errors} environment errors in a row: episode ends")
+                        break
                     continue
+                env_errors = 0
                 reward = float(result.reward if result.reward is not None else obs.score)
                 record.add_step(step_record(n, code, obs, action_summary=summary, reward=reward, done=result.done,
                                             latency_ms=reply.latency_ms, env_latency_ms=_ms(t0),

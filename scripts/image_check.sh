@@ -224,6 +224,10 @@ in_ns timeout 300 buildah run "${ISO[@]}" --user 1000 "$PROBE_CTR" -- python /ap
   || fails=$((fails + 1))
 timeout 120 buildah run "${ISO[@]}" --user 1000 "$PROBE_CTR" -- python /app/scripts/image_probe.py app-tree /app \
   || fails=$((fails + 1))
+# The attack gallery reads tests/redteam/ at run time (.dockerignore re-includes it): every attack of
+# this tree must be listed inside the image.
+timeout 120 buildah run "${ISO[@]}" --user 1000 "$PROBE_CTR" -- python /app/scripts/image_probe.py gallery /app \
+  "$(python3 scripts/image_probe.py attack-count .)" || fails=$((fails + 1))
 
 # -- 6. stop as docker stop does: SIGTERM to the command's process, SIGKILL after 10 s ----------------
 step "stop"

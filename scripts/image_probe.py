@@ -6,7 +6,9 @@ runs with any python3 and the in-image side with the image's own interpreter.
     python3 scripts/image_probe.py serve BASE_URL T0 GATE_S  # reset within GATE_S of T0, /health, /web/, /sandbox
     python /app/scripts/image_probe.py episode BASE_URL      # in the image, as uid 1000: one evaluation
     python /app/scripts/image_probe.py app-tree /app         # in the image, as uid 1000: the app is read-only
+    python /app/scripts/image_probe.py gallery /app N        # in the image: the attack gallery lists all N attacks
     python3 scripts/image_probe.py pid-of PID CMD...         # the descendant of PID that runs CMD
+    python3 scripts/image_probe.py attack-count .            # the number of red-team attack files in a tree
 
 Each prints one ``PASS``/``FAIL`` line per check and exits 1 if any failed.
 """
@@ -187,6 +189,32 @@ def cmd_app_tree(root: str) -> None:
             report(True, f"uid {uid} cannot write {target}")
 
 
+def attack_files(root: str) -> list[str]:
+    """The red-team attack files of the tree at ``root`` (what the playground's gallery shows)."""
+    folder = Path(root, "tests", "redteam", "attacks")
+    return sorted(p.name for p in folder.glob("a*.py")) if folder.is_dir() else []
+
+
+def cmd_gallery(root: str, expected: int) -> None:
+    """The playground's attack gallery, opened as the page opens it: every one of the ``expected``
+    attacks of the source tree (counted on the host) is listed, with its class, what it tries, the
+    layer that stops it and its code."""
+    sys.path.insert(0, root)
+    from ui import gallery
+
+    files = attack_files(root)
+    report(len(files) == expected > 0, f"the image holds all {expected} red-team attack files of the tree",
+           f"{len(files)} under {root}/tests/redteam/attacks")
+    listed = gallery.attacks()
+    names = sorted(a.file for a in listed)
+    missing = sorted(set(files) - set(names))
+    report(len(listed) == expected and not missing, f"the attack gallery lists all {expected} attacks",
+           f"{len(listed)} listed" + (f"; not listed: {', '.join(missing[:5])}" if missing else ""))
+    bare = [a.name for a in listed if not (a.tries and a.group != "other" and a.stopped_by and a.code().strip())]
+    report(bool(listed) and not bare, "each gallery entry has its class, what it tries, its layer and its code",
+           ", ".join(bare[:5]))
+
+
 def pid_of(root: int, cmd: list[str]) -> int:
     """The first descendant of ``root`` (breadth first) running ``cmd`` (the executable's base name
     and the same arguments), so a signal reaches the command itself and not a launcher around it."""
@@ -223,6 +251,10 @@ def main(argv: list[str]) -> int:
         cmd_episode(args[0])
     elif cmd == "app-tree" and len(args) == 1:
         cmd_app_tree(args[0])
+    elif cmd == "gallery" and len(args) == 2 and args[1].isdigit():
+        cmd_gallery(args[0], int(args[1]))
+    elif cmd == "attack-count" and len(args) == 1:
+        print(len(attack_files(args[0])))
     else:
         print(f"unknown command or wrong arguments: {' '.join(argv)}\nusage:\n{usage}", file=sys.stderr)
         return 2

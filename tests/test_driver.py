@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from environment.driver import EpisodeMemory
+from environment.driver import PLAYER_RETRIES, EpisodeMemory, oversized, submission_of
+from environment.models import MAX_CODE_BYTES
 
 
 def obs(score: float, turn: int = 1) -> SimpleNamespace:
@@ -31,3 +32,47 @@ def test_failures_that_are_not_scored_never_change_the_best_and_reach_the_next_p
     m.player_failed("the reply has no code block defining class ModelNew")
     user = m.messages()[1]["content"]
     assert "no code block" in user and "good" in user
+
+
+def test_player_errors_in_a_row_end_the_episode_after_the_retries_and_a_submission_resets_the_count():
+    m = EpisodeMemory(obs(0.0, 0))
+    for _ in range(PLAYER_RETRIES):
+        m.player_failed("the reply has no code block defining class ModelNew")
+        assert not m.gave_up()
+    m.scored("good", obs(0.7))
+    assert m.player_errors == 0
+    for _ in range(PLAYER_RETRIES + 1):
+        m.player_failed("model call failed: HTTP 500")
+    assert m.gave_up() and not m.gave_up(PLAYER_RETRIES + 1)
+    m.environment_failed("retry me", "worker died")  # a submission: the player did its part
+    assert not m.gave_up()
+
+
+def test_a_reply_is_a_submission_only_with_ModelNew_under_the_size_limit():
+    code = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    assert submission_of(f"Here:\n```python\n{code}```") == (code, None)
+    assert submission_of(None, "model call failed: timed out") == (None, "model call failed: timed out")
+    assert submission_of("I would fuse the kernels.") == (None, "the reply has no code block defining class ModelNew")
+    big = code + "#" * (MAX_CODE_BYTES + 1) + "\n"
+    none, why = submission_of(f"```python\n{big}```")
+    assert none is None and why == oversized(big) and why.startswith(f"the code is {len(big.encode()) // 1024} KiB")
+    assert oversized(code) is None
+
+
+def test_a_memory_replayed_from_stored_steps_asks_what_the_episode_would_have_asked():
+    from environment.trajectory import StepRecord
+    played = EpisodeMemory(obs(0.0, 0))
+    steps = []
+    turns = [1, 1, 2]  # a harness error uses no turn
+    for n, (code, score, reward) in enumerate([("good", 0.7, 0.7), ("flaky", 0.0, None), ("worse", 0.2, 0.2)], 1):
+        o = obs(score, turns[n - 1])
+        if reward is None:
+            played.environment_failed(code, "worker died")
+        else:
+            played.scored(code, o)
+        steps.append(StepRecord(step=n, code=code, reward=reward, error="worker died" if reward is None else None,
+                                observation=vars(o)))
+    fresh = obs(0.0, 2)  # a new environment session's reset, shifted to the turns already used
+    again = EpisodeMemory.replayed(fresh, steps)
+    assert (again.best_code, again.best_score, again.last_code, len(again.stepped)) == ("good", 0.7, "worse", 2)
+    assert again.messages() == played.messages()

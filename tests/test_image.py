@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,27 @@ def test_image_check_refuses_a_bad_setting_before_doing_anything(setting, value,
     assert out.stdout == ""
 
 
+def _probe(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "image_probe.py"), *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_gallery_probe_passes_this_tree_and_fails_a_tree_that_lost_the_attack_contract(tmp_path):
+    """The probe the image check runs inside the image, here on the source tree and on a copy of the
+    app as an image would hold it without tests/redteam/expected.py (a .dockerignore slip)."""
+    count = int(_probe("attack-count", str(ROOT)).stdout)
+    assert count == len(list((ROOT / "tests" / "redteam" / "attacks").glob("a*.py"))) > 100
+    out = _probe("gallery", str(ROOT), str(count))
+    assert out.returncode == 0 and f"PASS the attack gallery lists all {count} attacks: {count} listed" in out.stdout
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "ui", app / "ui")
+    shutil.copytree(ROOT / "tests" / "redteam" / "attacks", app / "tests" / "redteam" / "attacks")
+    out = _probe("gallery", str(app), str(count))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"PASS the image holds all {count} red-team attack files" in out.stdout
+    assert f"FAIL the attack gallery lists all {count} attacks: 0 listed" in out.stdout
+
+
 def _needs_buildah_as_root() -> None:
     if not shutil.which("buildah"):
         pytest.skip("buildah is not installed (scripts/test.sh installs it: apt-get install buildah debootstrap)")
@@ -102,7 +124,9 @@ def test_the_space_image_builds_and_serves_every_check_as_uid_1000():
                   "the container's port is not reachable from the host's network",
                   "the image's HEALTHCHECK passes", "the shipped Triton solution of gelu_bias evaluates correct",
                   "no sandbox layer is degraded in the evaluation", "none of them is writable by uid 1000",
-                  "the server process runs as uid 1000", "the server stopped within 10 s of SIGTERM", "the server log shows a clean start and shutdown"):
+                  "the server process runs as uid 1000", "the image holds all", "the attack gallery lists all",
+                  "each gallery entry has its class", "the server stopped within 10 s of SIGTERM",
+                  "the server log shows a clean start and shutdown"):
         assert any(line.startswith(f"PASS {check}") for line in passed), f"missing: PASS {check}\n{log[-6000:]}"
     assert not [line for line in out.stdout.splitlines() if line.startswith("FAIL")]
     assert out.stdout.rstrip().endswith("image check: PASS")

@@ -1,10 +1,12 @@
 """inference.py end to end: the real environment server, a scripted OpenAI-compatible stub for the model."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from environment.trajectory import read_episodes
 import inference
 from inference import free_port
-from tests.support.env_server import env_server  # noqa: F401  (a fixture)
+from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.slow
@@ -77,6 +79,18 @@ def parse_log(stdout: str) -> list[Block]:
             raise AssertionError(f"stdout line outside the log format: {line!r}")
     assert current is None, "a block was not closed by [END]"
     return blocks
+
+
+@pytest.fixture(scope="module")
+def env_server(monitored_env_server):  # noqa: F811
+    """The environment server, with its monitor on: the tests read how many steps the environment saw."""
+    return monitored_env_server
+
+
+def env_steps(env_url: str, task: str) -> int:
+    """Steps the environment counted in its newest episode of ``task`` (GET /monitor)."""
+    with urllib.request.urlopen(f"{env_url}/monitor?limit=1&task={task}", timeout=30) as r:
+        return json.load(r)["recent"][0]["steps"]
 
 
 @pytest.fixture(scope="module")
@@ -156,35 +170,61 @@ def test_two_runs_with_the_same_seed_give_identical_scores_also_with_a_server_st
     assert "starting the environment server locally" in second.stderr
 
 
-def test_a_model_that_times_out_gives_error_steps_after_bounded_retries(stub, env_server, monkeypatch,  # noqa: F811
-                                                                        capsys):
+def test_a_model_that_times_out_uses_no_step_and_the_episode_ends_after_bounded_retries(  # noqa: F811
+        stub, env_server, monkeypatch, capsys):
     before = len(stub.requests)
     run = run_in_process(monkeypatch, capsys, stub, "timeout", "--turns", "1", "--llm-timeout", "1", "--retries", "1",
                          env_url=env_server)
-    assert [b.task for b in run.blocks] == GRADED
-    for block in run.blocks:
-        assert block.steps == [{"step": "1", "action": "none", "reward": "0.00", "done": "true",
-                                "error": "model call failed: timed out"}]
-        assert (block.success, block.score) == (False, 0.0)
-    assert len(stub.requests) - before == 2 * len(GRADED), "one call and one retry per turn"
+    assert [(b.task, b.steps, b.success, b.score, b.rewards) for b in run.blocks] == [
+        (t, [], False, 0.0, []) for t in GRADED]
+    assert len(stub.requests) - before == 2 * len(GRADED), "one call and one retry per episode"
+    assert run.stderr.count("player error 2 of at most 2 in a row (no step, no turn used): model call failed: "
+                            "timed out") == len(GRADED)
+    assert [env_steps(env_server, t) for t in GRADED] == [0] * len(GRADED)
 
 
-def test_a_model_server_error_is_retried_then_reported(stub, env_server, monkeypatch, capsys):  # noqa: F811
-    run = run_in_process(monkeypatch, capsys, stub, "error", "--turns", "1", "--tasks", "gelu_bias", "--retries", "2",
-                         env_url=env_server)
-    assert run.blocks[0].steps[0]["error"] == "model call failed: HTTP 500: scripted server error"
-    assert run.stderr.count("model call attempt") == 3
-
-
-def test_prose_without_code_gives_error_steps_and_the_next_prompt_says_why(stub, env_server, monkeypatch,  # noqa: F811
-                                                                           capsys):
+def test_a_model_server_error_is_retried_then_the_episode_ends_cleanly(stub, env_server, monkeypatch,  # noqa: F811
+                                                                        capsys):
     before = len(stub.requests)
-    run = run_in_process(monkeypatch, capsys, stub, "prose", "--turns", "2", env_url=env_server)
+    run = run_in_process(monkeypatch, capsys, stub, "error", "--turns", "3", "--tasks", "gelu_bias", "--retries", "2",
+                         env_url=env_server)
+    assert [(b.steps, b.success, b.score) for b in run.blocks] == [([], False, 0.0)]
+    assert run.stdout.splitlines() == ["[START] task=gelu_bias env=kernel_env model=policy/error",
+                                       "[END] success=false steps=0 score=0.00 rewards="]
+    assert len(stub.requests) - before == 3
+    assert run.stderr.count("model call failed: HTTP 500: scripted server error") == 3
+    assert "the player failed 3 times in a row: episode ends" in run.stderr
+    assert env_steps(env_server, "gelu_bias") == 0
+
+
+def test_prose_without_code_uses_no_step_and_the_next_prompt_says_why(stub, env_server, monkeypatch,  # noqa: F811
+                                                                      capsys):
+    before = len(stub.requests)
+    run = run_in_process(monkeypatch, capsys, stub, "prose", "--turns", "2", "--retries", "1", env_url=env_server)
     for block in run.blocks:
-        assert [s["error"] for s in block.steps] == ["the reply has no code block defining class ModelNew"] * 2
-        assert (block.success, block.score, block.rewards) == (False, 0.0, [0.0, 0.0])
+        assert (block.steps, block.success, block.score, block.rewards) == ([], False, 0.0, [])
+    assert len(stub.requests) - before == 2 * len(GRADED)
     second_prompt = stub.requests[before + 1]["body"]["messages"][1]["content"]
     assert "Your last reply could not be used: the reply has no code block defining class ModelNew" in second_prompt
+    assert "(no step, no turn used): the reply has no code block defining class ModelNew" in run.stderr
+
+
+def test_a_reply_without_code_then_a_reply_with_code_is_one_step_numbered_1(stub, env_server, monkeypatch,  # noqa: F811
+                                                                          capsys, tmp_path):
+    before = len(stub.requests)
+    output = tmp_path / "episodes.jsonl"
+    run = run_in_process(monkeypatch, capsys, stub, "prose-then-correct", "--turns", "1", "--tasks", "gelu_bias",
+                         "--output", str(output), env_url=env_server)
+    correct = cached_run(stub, env_server, "correct")
+    [block] = run.blocks
+    assert [(s["step"], s["action"], s["done"], s["error"]) for s in block.steps] == [
+        ("1", correct.blocks[0].steps[0]["action"], "true", "null")]
+    assert (block.success, block.score) == (True, correct.scores["gelu_bias"])
+    assert len(stub.requests) - before == 2  # the prose reply, then the code: one turn of one
+    assert "Your last reply could not be used" in stub.requests[before + 1]["body"]["messages"][1]["content"]
+    assert env_steps(env_server, "gelu_bias") == 1
+    [episode] = read_episodes(output)
+    assert [s.step for s in episode.steps] == [1] and episode.steps[0].error is None
 
 
 def test_a_reply_with_thinking_and_windows_line_endings_is_still_submitted(stub, env_server, monkeypatch,  # noqa: F811

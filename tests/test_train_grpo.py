@@ -20,7 +20,7 @@ import pytest
 
 from environment.training import episode_reward
 from environment.trajectory import EpisodeRecord, read_episodes
-from tests.support.env_server import started_server
+from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from ui.replay_export import load_replay
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,9 +41,8 @@ train_grpo = _load_example()
 
 
 @pytest.fixture(scope="module")
-def server():
-    with started_server(KERNEL_ENV_MONITOR="1") as s:
-        yield s.url
+def server(monitored_env_server):  # noqa: F811
+    return monitored_env_server
 
 
 def server_episode(url: str, episode_id: str) -> EpisodeRecord:

@@ -1,7 +1,11 @@
 """A model playing on the server, independent of the page: it goes on when the tab closes, and a
 page that comes back (same browser) follows its progress.
 
-One job per browser session at a time. Stop takes effect at once while the model is thinking
+One job per browser session at a time. A job lives in the server process: while one auto-plays to
+the end, the store marks its episode (settings only, never the token), so after a restart the
+page shows that episode as interrupted and continues it with the token entered again.
+
+Stop takes effect at once while the model is thinking
 (its pending reply is abandoned and never played: no step, no turn); a submission the
 environment is already evaluating finishes and is recorded, and the page says so. Replies
 without code are the player's errors: they use no turn, and after ``MAX_PLAYER_ERRORS`` in a row
@@ -13,12 +17,14 @@ import logging
 import threading
 from typing import Callable, Optional
 
+from environment.driver import PLAYER_RETRIES
+from environment.trajectory import EpisodeRecord
 from ui.players import ModelSettings, PlayerFailure, Reply, ask_model, play_reply
-from ui.session import EpisodeHandle, PlayError, Session
+from ui.session import EpisodeHandle, PlayError, Session, is_over
 from ui.verdict import num, verdict_of
 
 log = logging.getLogger("kernel_playground")
-MAX_PLAYER_ERRORS = 3
+MAX_PLAYER_ERRORS = PLAYER_RETRIES + 1  # environment.driver's rule, as in inference.py
 
 
 class ModelJob:
@@ -43,8 +49,27 @@ class ModelJob:
             raise PlayError("a step is still running for this browser: wait for it, or press Stop")
         self._lock = lock
         self.session.job = self
+        self._mark(running=True)
         self._thread.start()
         return self
+
+    def _mark(self, running: bool) -> None:
+        """Auto-play (to the end) is marked in the store while it runs, with its settings and never its
+        token: a server restart kills the job, and the next process shows the episode as interrupted
+        and offers to continue it (ui.play_tab)."""
+        browser, episode = self.session.browser_id, self.handle.record.episode_id
+        if self.max_steps is not None or not browser:
+            return
+        from ui.store import store
+        try:
+            if running:
+                s = self.settings
+                store().autoplay_started(browser, episode, {"model": s.model, "base_url": s.base_url,
+                                                            "temperature": s.temperature, "max_tokens": s.max_tokens})
+            else:
+                store().autoplay_ended(episode)
+        except Exception as e:  # the store's trouble must not stop the game (session.save reports it)
+            log.warning("could not mark auto-play of %s: %s", episode, e)
 
     def request_stop(self) -> None:
         self.stop.set()
@@ -140,9 +165,32 @@ class ModelJob:
 
     def _end(self, message: str, kind: str) -> None:
         self._token = None
+        self._mark(running=False)
         self.finished = True
         try:
             self._lock.release()
         except RuntimeError:
             pass
         self._notify(message, kind)
+
+
+INTERRUPTED = "interrupted by a server restart"
+
+
+def interrupted_autoplay(session: Session) -> Optional[tuple[EpisodeRecord, dict]]:
+    """The newest auto-play of this browser that a server restart cut off and that has turns left:
+    (its stored record, its model settings); None when there is none."""
+    from ui.store import StoreError, store
+
+    if not session.browser_id:
+        return None
+    for episode_id, settings in store().interrupted(session.browser_id).items():
+        try:
+            record = store().get(episode_id)
+        except StoreError:
+            continue
+        if is_over(record):
+            store().autoplay_ended(episode_id)  # it had ended; only the mark outlived it
+            continue
+        return record, settings
+    return None

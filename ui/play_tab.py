@@ -13,7 +13,7 @@ import gradio as gr
 from environment.prompt import starting_template
 from environment.tasks import get_task
 from ui import render as R
-from ui.autoplay import ModelJob
+from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
 from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
@@ -79,10 +79,13 @@ class PlayTab:
                         self.model_btn = gr.Button("Model step", elem_id="model-step-btn")
                         self.auto_btn = gr.Button("Auto-play to the end", variant="primary", elem_id="autoplay-btn")
                         self.stop_btn = gr.Button("Stop", variant="stop", elem_id="stop-btn")
+                        self.continue_btn = gr.Button("Continue auto-play", variant="primary", visible=False,
+                                                      elem_id="continue-btn")
             with gr.Column(scale=6, min_width=300):
                 self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick")
         self.outputs = [self.status, self.prompt_md, self.reference, self.editor, self.example] + self.view.components
-        self.restore_outputs = self.outputs + [self.task, self.seed, self.turns]
+        self.restore_outputs = self.outputs + [self.task, self.seed, self.turns, self.model, self.base_url,
+                                               self.temperature, self.max_tokens, self.continue_btn]
         self.model_inputs = [self.task, self.seed, self.turns, self.model, self.base_url, self.token,
                              self.temperature, self.max_tokens]
         self._wire()
@@ -104,6 +107,10 @@ class PlayTab:
         """What a page (re)loaded by this browser shows: the episode in play, its last step and code."""
         handle = session.slot("play")
         record = handle.record
+        if record is None or (session.interrupted == record.episode_id and not session.running):
+            cut = interrupted_autoplay(session)
+            if cut is not None:
+                return self.interrupted(session, *cut)
         if record is None:
             from ui.store import store
             runs = store().runs(session.browser_id) if session.browser_id else []
@@ -122,6 +129,30 @@ class PlayTab:
         out.update({self.task: record.task_id, self.seed: record.seed, self.turns: record.max_turns,
                     self.prompt_md: t.description, self.reference: t.reference_code,
                     self.example: gr.Dropdown(choices=example_choices(t.id), value=default_example(t.id))})
+        last_code = next((s.code for s in reversed(record.steps) if s.code), None)
+        if last_code:
+            out[self.editor] = last_code
+        return out
+
+    def interrupted(self, session: Any, record: Any, settings: dict) -> dict:
+        """An auto-play a server restart cut off: shown as such, with its model settings and the action
+        that continues it (the token is not stored: the visitor enters it again)."""
+        handle = session.slot("play")
+        handle.record, handle.done, handle.memory = record, True, None
+        session.interrupted = record.episode_id
+        step = record.steps[-1] if record.steps else None
+        out = self.view.values(record, step, INTERRUPTED)
+        out[self.status] = R.status_html(
+            f"Auto-play of {settings.get('model')} on {record.task_id} (seed {record.seed}) was {INTERRUPTED} after "
+            f"{handle.turns_used} of {record.max_turns} turn(s). Press Continue auto-play to go on from step "
+            f"{len(record.steps) + 1}: enter your token again (tokens are never stored), or leave it empty for "
+            "the Space's own token (Hugging Face router only).", "error")
+        t = get_task(record.task_id)
+        out.update({self.task: record.task_id, self.seed: record.seed, self.turns: record.max_turns,
+                    self.prompt_md: t.description, self.reference: t.reference_code,
+                    self.model: settings.get("model"), self.base_url: settings.get("base_url"),
+                    self.temperature: settings.get("temperature"), self.max_tokens: settings.get("max_tokens"),
+                    self.continue_btn: gr.Button(visible=True)})
         last_code = next((s.code for s in reversed(record.steps) if s.code), None)
         if last_code:
             out[self.editor] = last_code
@@ -223,6 +254,28 @@ class PlayTab:
             return {status: gr.skip()}
 
         @guarded(status)
+        def on_continue(model_id, url, tok, temp, max_tok, request: gr.Request):
+            """Auto-play the interrupted episode on from its last stored step: same id, task, seed, history."""
+            from ui.store import store
+            settings = ModelSettings.checked(model_id, url, temp, max_tok)
+            session = SESSIONS.get(request)
+            if session.running:
+                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
+            episode_id = getattr(session, "interrupted", None)
+            if not episode_id:
+                raise PlayError("no interrupted auto-play to continue for this browser")
+            with busy(session):
+                handle = session.slot("play")
+                record = store().get(episode_id)
+                handle.resume(record)
+                session.started(record)
+            store().autoplay_ended(episode_id)  # the new job marks it again, for this process
+            session.interrupted = None
+            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url)).start()
+            yield {self.continue_btn: gr.Button(visible=False)}
+            yield from self.follow(session)
+
+        @guarded(status)
         def on_task_change(task_id, request: gr.Request):
             task_id = checked_task(task_id)
             t = get_task(task_id)
@@ -299,6 +352,8 @@ class PlayTab:
                               **common)
         self.model_btn.click(on_model_step, self.model_inputs, everything, api_name="model_step", **common)
         self.auto_btn.click(on_autoplay, self.model_inputs, everything, api_name="autoplay", **common)
+        self.continue_btn.click(on_continue, self.model_inputs[3:], everything + [self.continue_btn],
+                                api_name="continue_autoplay", **common)
         self.stop_btn.click(on_stop, None, [status], api_name="stop", queue=False)
         self.task.input(on_task_change, [self.task], everything, api_name="choose_task", show_progress_on=[status])
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-from environment.agent import parse_reply
+from environment.driver import submission_of
 from environment.trajectory import StepRecord, configured_secrets, scrub
 from ui.session import EpisodeHandle, PlayError
 
@@ -142,12 +142,11 @@ def ask_model(handle: EpisodeHandle, settings: ModelSettings, token: Optional[st
 
 def play_reply(handle: EpisodeHandle, reply: Reply, messages: list[dict[str, str]]) -> Turn:
     """Submit the code of ``reply``, or record the player's failure (no step, no turn)."""
-    parsed = parse_reply(reply.text) if reply.error is None else None
-    if parsed is None or parsed.code is None:
-        error = reply.error or parsed.error
+    code, error = submission_of(reply.text, reply.error)
+    if code is None:
         handle.player_failed(error)
         return PlayerFailure(error, reply.latency_ms, reply.text)
-    return handle.submit(parsed.code, latency_ms=reply.latency_ms, prompt_messages=messages, raw_reply=reply.text)
+    return handle.submit(code, latency_ms=reply.latency_ms, prompt_messages=messages, raw_reply=reply.text)
 
 
 def model_turn(handle: EpisodeHandle, settings: ModelSettings, token: Optional[str]) -> Turn:

@@ -11,14 +11,17 @@ import pandas as pd
 from environment.trajectory import EpisodeRecord
 from ui import render as R
 from ui.common import SESSIONS, EpisodeView, guarded, step_of
+from ui.autoplay import INTERRUPTED
 from ui.store import StoreError, store
 
 RUN_COLUMNS = ["last change (UTC)", "task", "seed", "player", "best", "steps", "hacks", "episode"]
 
 
 def runs_frame(browser_id: Optional[str]) -> pd.DataFrame:
+    cut = store().interrupted(browser_id) if browser_id else {}
     rows = [[datetime.fromtimestamp(r.updated_at, timezone.utc).strftime("%Y-%m-%d %H:%M"), r.task_id, r.seed,
-             f"model {r.model}" if r.player == "model" and r.model else r.player, R.num(r.score), r.steps,
+             (f"model {r.model}" if r.player == "model" and r.model else r.player)
+             + (f" (auto-play {INTERRUPTED})" if r.episode_id in cut else ""), R.num(r.score), r.steps,
              r.hacks, r.episode_id] for r in (store().runs(browser_id) if browser_id else [])]
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -46,6 +49,9 @@ class RunsTab:
 
     def show(self, session: Any, record: EpisodeRecord, message: str, shared: bool = False) -> dict:
         session.opened = record
+        if not shared and session.browser_id and record.episode_id in store().interrupted(session.browser_id):
+            message += (f" Its model auto-play was {INTERRUPTED}: continue it from the Play tab "
+                        "(Continue auto-play, with your token entered again).")
         step = record.steps[-1] if record.steps else None
         out = self.view.values(record, step, "read-only" + (" (shared link)" if shared else ""))
         out[self.link] = episode_link(record.episode_id)

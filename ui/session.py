@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from environment.agent import summarize_action
-from environment.driver import EpisodeMemory
+from environment.driver import EpisodeMemory, oversized
 from environment.client import KernelEnv
-from environment.models import MAX_CODE_BYTES, KernelAction, KernelObservation
+from environment.models import KernelAction, KernelObservation
 from environment.trajectory import EpisodeRecord, StepRecord, env_version, step_record
 
 ENV_URL_VAR = "KERNEL_PLAYGROUND_ENV_URL"  # overrides where the playground plays (default: this server)
@@ -45,6 +45,16 @@ def env_base_url(request: Any = None) -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def turns_used(record: EpisodeRecord) -> int:
+    """Submissions the environment scored: environment errors use no turn (reward None)."""
+    return sum(1 for s in record.steps if s.code is not None and s.reward is not None)
+
+
+def is_over(record: EpisodeRecord) -> bool:
+    """No turn left, or the last step ended the episode (finish, or the environment said done)."""
+    return bool(record.steps and record.steps[-1].done) or turns_used(record) >= record.max_turns
+
+
 @dataclass
 class EpisodeHandle:
     """One player slot: its environment connection and the episode it is playing."""
@@ -55,6 +65,7 @@ class EpisodeHandle:
     obs: Optional[KernelObservation] = None     # the latest observation (reset or step)
     memory: Optional[EpisodeMemory] = None      # best code, history, last code/error: the next prompt
     done: bool = True
+    turn_offset: int = 0                        # turns used before a resume (the environment session counts from 0)
     on_change: Optional[Callable[[EpisodeRecord], None]] = None  # persists the record after every change
 
     def _changed(self) -> None:
@@ -63,8 +74,7 @@ class EpisodeHandle:
 
     @property
     def turns_used(self) -> int:
-        """Submissions the environment scored: environment errors use no turn (reward None)."""
-        return sum(1 for s in self.record.steps if s.code is not None and s.reward is not None) if self.record else 0
+        return turns_used(self.record) if self.record else 0
 
     def _connect(self) -> Any:
         if self.env is None:
@@ -84,23 +94,42 @@ class EpisodeHandle:
             except Exception:  # the connection is already gone; nothing to release
                 pass
 
-    def reset(self, task_id: str, seed: int, max_turns: int, *, player: str, model: Optional[str] = None,
-              temperature: Optional[float] = None) -> KernelObservation:
+    def _reset_env(self, task_id: str, seed: int, max_turns: int) -> KernelObservation:
         for attempt in (1, 2):  # a connection the server dropped while idle is reopened once
             env = self._connect()
             try:
-                result = env.reset(task_id=task_id, seed=seed, max_turns=max_turns)
-                break
+                return env.reset(task_id=task_id, seed=seed, max_turns=max_turns).observation
             except Exception as e:
                 self.close()
                 if attempt == 2 or not _is_connection_error(e):
                     raise PlayError(f"reset failed: {_one_line(e)}") from None
-        self.obs = result.observation
+        raise AssertionError("unreachable")
+
+    def reset(self, task_id: str, seed: int, max_turns: int, *, player: str, model: Optional[str] = None,
+              temperature: Optional[float] = None) -> KernelObservation:
+        self.obs = self._reset_env(task_id, seed, max_turns)
+        self.turn_offset = 0
         self.record = EpisodeRecord.start(self.obs, seed=seed, player=player, model=model,
                                           temperature=temperature, env_version=env_version())
         self.memory = EpisodeMemory(self.obs)
         self.done = False
         self._changed()
+        return self.obs
+
+    def resume(self, record: EpisodeRecord) -> KernelObservation:
+        """Go on with a stored episode whose environment session is gone (the server restarted): a new
+        session of the same task and seed for the turns it has left; the record (same id, same steps)
+        grows from its last stored step, and the next prompt is the one it would have asked for."""
+        self.record = record
+        used = self.turns_used
+        if is_over(record):
+            self.done = True
+            raise PlayError(f"this episode is over ({used} of {record.max_turns} turns used): nothing to continue")
+        obs = self._reset_env(record.task_id, record.seed or 0, record.max_turns - used)
+        self.turn_offset = used  # the new session counts from 0: observations are shifted back to the episode's
+        self.obs = obs.model_copy(update={"turn": used, "max_turns": record.max_turns})
+        self.memory = EpisodeMemory.replayed(self.obs, record.steps)
+        self.done = False
         return self.obs
 
     def _check_running(self) -> None:
@@ -114,10 +143,9 @@ class EpisodeHandle:
         self._check_running()
         if not code or not code.strip():
             raise PlayError("the editor is empty: write ModelNew (or load the demo solution) first")
-        size = len(code.encode("utf-8"))
-        if size > MAX_CODE_BYTES:  # the player's error: no turn used, the episode goes on
-            raise PlayError(f"the code is {size / 1024:.0f} KiB; a submission may be at most "
-                            f"{MAX_CODE_BYTES // 1024} KiB: remove what the kernel does not need (no turn was used)")
+        too_large = oversized(code)
+        if too_large:  # the player's error: no turn used, the episode goes on
+            raise PlayError(too_large)
         n = len(self.record.steps) + 1
         t0 = time.monotonic()
         try:
@@ -134,6 +162,9 @@ class EpisodeHandle:
             self._changed()
             return step
         obs = result.observation
+        if self.turn_offset:  # a resumed episode: turns as the episode counts them
+            obs = obs.model_copy(update={"turn": obs.turn + self.turn_offset,
+                                         "max_turns": obs.max_turns + self.turn_offset})
         step = step_record(n, code, obs, action_summary=summarize_action(code), done=result.done,
                            reward=result.reward, latency_ms=latency_ms, env_latency_ms=_ms(t0),
                            prompt_messages=prompt_messages or [], raw_reply=raw_reply)
@@ -171,6 +202,7 @@ class Session:
         self.replay: list[EpisodeRecord] = []
         self.last_seen = time.monotonic()
         self.save_error: Optional[str] = None
+        self.interrupted: Optional[str] = None  # the episode of an auto-play a restart cut off, shown in Play
 
     def slot(self, name: str) -> EpisodeHandle:
         if name not in self.slots:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import sqlite3
 import tempfile
 import threading
@@ -38,7 +39,14 @@ CREATE TABLE IF NOT EXISTS episodes (
   player TEXT, model TEXT, score REAL, steps INTEGER, hacks INTEGER, max_turns INTEGER,
   created_at TEXT, updated_at REAL NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS episodes_by_browser ON episodes (browser_id, updated_at);
+CREATE TABLE IF NOT EXISTS autoplay (
+  episode_id TEXT PRIMARY KEY, browser_id TEXT NOT NULL, boot TEXT NOT NULL, settings TEXT NOT NULL,
+  started_at REAL NOT NULL);
 """
+# This server process. A model auto-play marked running by another process (``autoplay``) was cut off
+# by a restart: its thread died with that process, and its token (never stored) with it.
+BOOT = secrets.token_hex(8)
+AUTOPLAY_SETTINGS = {"model", "base_url", "temperature", "max_tokens"}
 
 
 class StoreError(Exception):
@@ -152,6 +160,29 @@ class EpisodeStore:
         with self._lock:
             rows = self._db.execute(query + " ORDER BY updated_at DESC LIMIT ?", (*args, limit)).fetchall()
         return [EpisodeRecord.model_validate_json(r[0]) for r in rows]
+
+
+    # -- model auto-play across restarts: its settings, never its token ----------------------------
+    def autoplay_started(self, browser_id: str, episode_id: str, settings: dict) -> None:
+        """A model auto-plays ``episode_id`` in this process (``settings``: model, base URL, temperature,
+        max tokens; a token is refused)."""
+        if not set(settings) <= AUTOPLAY_SETTINGS:  # never a token, whatever a caller passes
+            raise StoreError(f"auto-play settings are {sorted(AUTOPLAY_SETTINGS)}, got {sorted(settings)}")
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO autoplay VALUES (?,?,?,?,?)",
+                             (episode_id, browser_id, BOOT, json.dumps(settings), time.time()))
+
+    def autoplay_ended(self, episode_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM autoplay WHERE episode_id=?", (episode_id,))
+
+    def interrupted(self, browser_id: str) -> dict[str, dict]:
+        """This browser's auto-plays that a server restart cut off, newest first: episode id -> settings."""
+        with self._lock:
+            self._db.execute("DELETE FROM autoplay WHERE episode_id NOT IN (SELECT episode_id FROM episodes)")
+            rows = self._db.execute("SELECT episode_id, settings FROM autoplay WHERE browser_id=? AND boot<>? "
+                                    "ORDER BY started_at DESC", (browser_id, BOOT)).fetchall()
+        return {episode_id: json.loads(settings) for episode_id, settings in rows}
 
 
 def _is_hack(flag: str) -> bool:

@@ -41,3 +41,10 @@ def env_server():
     """Base URL (``http://127.0.0.1:PORT``) of a kernel_env server shared by the module's tests."""
     with LocalServer(start_timeout_s=180) as server:
         yield server.url
+
+
+@pytest.fixture(scope="module")
+def monitored_env_server():
+    """Like ``env_server``, with the monitor on (``GET /monitor``): tests read what the environment saw."""
+    with started_server(KERNEL_ENV_MONITOR="1") as server:
+        yield server.url

@@ -8,9 +8,12 @@ The policy is the requested model name:
 - ``policy/broken``: a ``ModelNew`` that runs but returns wrong values;
 - ``policy/timeout``: answers only after ``timeout_s`` seconds (longer than any client timeout);
 - ``policy/prose``: an explanation without any code;
+- ``policy/prose-then-correct``: prose, then the correct solution once the prompt says the last reply
+  could not be used (a model that corrects itself when told what was wrong);
 - ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
 - ``policy/error``: HTTP 500.
-- ``policy/gated``: the correct solution, once ``stub.gate`` is set (within ``timeout_s``).
+- ``policy/gated``: the correct solution, once ``stub.gate`` is set or ``stub.release(n)`` let n replies
+  through (within ``timeout_s``): a test paces a model step by step.
 
 ``stub.answered`` counts chat completions fully sent back.
 
@@ -35,7 +38,8 @@ from typing import Any, Optional
 import pytest
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
-POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "think", "error", "gated")
+POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated")
+TOLD_WHY = "Your last reply could not be used:"  # environment.agent's line after a player error
 
 BROKEN_CODE = '''\
 import torch
@@ -122,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
         if policy == "timeout":
             self.server.stub.stopped.wait(self.server.stub.timeout_s)
         if policy == "gated":
-            self.server.stub.gate.wait(self.server.stub.timeout_s)
+            self.server.stub.pass_gate()
         self._send(200, _completion(model, self.server.stub.reply(policy, body.get("messages") or [])))
         with self.server.stub.lock:
             self.server.stub.answered += 1
@@ -154,10 +158,26 @@ class OpenAIStub:
         self.stopped = threading.Event()
         self.gate = threading.Event()
         self.answered = 0
+        self.permits = 0  # gated replies let through one by one (release)
         self.answered_event = threading.Event()  # set once a completion was fully sent
         self.lock = threading.Lock()
         self._server: Optional[_Server] = None
         self._thread: Optional[threading.Thread] = None
+
+    def release(self, n: int = 1) -> None:
+        """Let ``n`` more gated replies through (the gate itself stays as it is)."""
+        with self.lock:
+            self.permits += n
+
+    def pass_gate(self) -> None:
+        """Wait until the gate is open or a permit is left (taken), at most ``timeout_s``."""
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline and not self.gate.is_set() and not self.stopped.is_set():
+            with self.lock:
+                if self.permits > 0:
+                    self.permits -= 1
+                    return
+            time.sleep(0.02)
 
     @property
     def base_url(self) -> str:
@@ -167,6 +187,9 @@ class OpenAIStub:
 
     def reply(self, policy: str, messages: list[dict[str, Any]]) -> str:
         task_id = task_of(messages)
+        if policy == "prose-then-correct":
+            told = any(TOLD_WHY in str(m.get("content", "")) for m in messages if m.get("role") == "user")
+            policy = "correct" if told else "prose"
         if policy in ("correct", "think", "timeout", "correct-triton", "gated"):
             code = solution(task_id, "triton_" if policy == "correct-triton" else "torch_")
             if code is None:

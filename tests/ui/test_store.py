@@ -91,3 +91,22 @@ def test_data_dir_comes_from_the_environment_or_a_writable_default(tmp_path, mon
         assert str(S.data_dir()).startswith(__import__("tempfile").gettempdir())
     finally:
         ro.chmod(0o700)
+
+
+def test_an_auto_play_running_in_another_process_is_interrupted_and_its_mark_holds_no_token(tmp_path, monkeypatch):
+    store = S.EpisodeStore(tmp_path / "e.sqlite3")
+    mine, gone = record(), record()
+    store.save("browser-aaaaaaaa", mine)
+    settings = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "temperature": 0.2, "max_tokens": 64}
+    store.autoplay_started("browser-aaaaaaaa", mine.episode_id, settings)
+    store.autoplay_started("browser-aaaaaaaa", gone.episode_id, settings)  # an episode the store no longer has
+    assert store.interrupted("browser-aaaaaaaa") == {}  # running here, in this process
+    with pytest.raises(S.StoreError):
+        store.autoplay_started("browser-aaaaaaaa", mine.episode_id, {**settings, "api_token": TOKEN})
+    monkeypatch.setattr(S, "BOOT", "another-process")  # what the next server process sees
+    assert store.interrupted("browser-aaaaaaaa") == {mine.episode_id: settings}
+    assert store.interrupted("browser-bbbbbbbb") == {}
+    store.autoplay_ended(mine.episode_id)
+    assert store.interrupted("browser-aaaaaaaa") == {}
+    raw = (tmp_path / "e.sqlite3").read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("e.sqlite3-*"))
+    assert TOKEN.encode() not in raw
