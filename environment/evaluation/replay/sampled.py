@@ -338,8 +338,10 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
     with the price's weights: per sampled launch, each program's distinct elements of the view (any byte of
     them stored) times its weight, times the share of the sample's stored elements that are distinct (every
     program storing the same block is one block); an aten op that wrote the view counts its elements exactly.
-    A program that skips its block, or stores into scratch or past the view, covers nothing (red team
-    a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
+    Elements an earlier launch (or aten op) already stored count once: launches over the same grid run the
+    same sampled programs, so copy launches restoring the sampled rows would otherwise add up to a whole
+    output (red team a113, a115). A program that skips its block, or stores into scratch or past the view,
+    covers nothing (red team a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
     if not t.numel():
         return 1.0
     item, storage = t.element_size(), t.untyped_storage()
@@ -348,16 +350,19 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
     aten = np.zeros(extent // item, dtype=bool)
     _mark_views(aten, t, views)
     hit = index(np.flatnonzero(aten))
-    covered = float(np.count_nonzero(hit >= 0))
+    seen = np.unique(hit[hit >= 0])   # elements already counted: a later store of them covers nothing new
+    covered = float(seen.size)
     for weights, log, owners in launches:
         per: dict[int, list[np.ndarray]] = {}
         for (addrs, size), k in zip(log, owners):
             items = index(_touched_items(addrs, size, base, extent, item))
             per.setdefault(k, []).append(items[items >= 0])
-        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(weights) and weights[k]}
+        sets = {k: np.setdiff1d(np.concatenate(v), seen) for k, v in per.items()
+                if 0 <= k < len(weights) and weights[k]}
         stored = sum(s.size for s in sets.values())
         if not stored:
             continue
-        distinct = np.unique(np.concatenate(list(sets.values()))).size / stored
-        covered += distinct * math.fsum(weights[k] * s.size for k, s in sets.items())
+        union = np.unique(np.concatenate(list(sets.values())))
+        covered += union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
+        seen = np.union1d(seen, union)
     return min(1.0, covered / t.numel())
