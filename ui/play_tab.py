@@ -12,7 +12,8 @@ import gradio as gr
 
 from environment.prompt import starting_template
 from environment.tasks import get_task
-from ui import render as R
+from ui.markup import status_html
+from ui.verdict import verdict_of
 from ui.autoplay import ModelJob
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
@@ -44,7 +45,7 @@ class PlayTab:
             self.seed = gr.Number(0, label="Seed", precision=0, scale=1, min_width=90, elem_id="seed")
             self.turns = gr.Slider(1, 10, value=3, step=1, label="Max turns", scale=2, elem_id="max-turns")
             self.new_btn = gr.Button("New episode", scale=1, elem_id="new-episode-btn")
-        self.status = gr.HTML(R.status_html("Pick a task, then submit code, run the demo solution or let a model "
+        self.status = gr.HTML(status_html("Pick a task, then submit code, run the demo solution or let a model "
                                             "play."), elem_id="play-status")
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=300):
@@ -94,7 +95,7 @@ class PlayTab:
         record = handle.record
         if session.save_error:
             message, kind = f"{message} ({session.save_error})", "error"
-        out = {self.status: R.status_html(message, kind)}
+        out = {self.status: status_html(message, kind)}
         if record is not None:
             state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
             out.update(self.view.values(record, step, state))
@@ -109,7 +110,7 @@ class PlayTab:
             runs = store().runs(session.browser_id) if session.browser_id else []
             if not runs:
                 return {}
-            return {self.status: R.status_html(f"Welcome back: {len(runs)} stored episode(s) of this browser are "
+            return {self.status: status_html(f"Welcome back: {len(runs)} stored episode(s) of this browser are "
                                                "in the Runs tab.", "info")}
         step = record.steps[-1] if record.steps else None
         if session.running:
@@ -179,7 +180,7 @@ class PlayTab:
             with busy(session):
                 handle, note = ensure_episode(session, task_id, s, int(turns_value))
                 step = human_turn(handle, code, finish=bool(finish))
-            verdict = R.verdict_of(step)
+            verdict = verdict_of(step)
             out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}") if x),
                                verdict.style)
             out[self.prompt_md] = handle.obs.prompt if handle.obs else get_task(task_id).description
@@ -216,7 +217,7 @@ class PlayTab:
         def on_stop(request: gr.Request):
             session = SESSIONS.get(request)
             if not session.running:
-                return {status: R.status_html("Nothing is running.", "info")}
+                return {status: status_html("Nothing is running.", "info")}
             # What happens next is shown by the page following the job: writing the status here could
             # land after the job's last word and hide it.
             session.job.request_stop()
@@ -236,7 +237,7 @@ class PlayTab:
                 handle.record, handle.done = None, True
             out = {self.prompt_md: t.description, self.reference: t.reference_code, self.editor: starting_template(t),
                    self.example: gr.Dropdown(choices=example_choices(task_id), value=default_example(task_id)),
-                   status: R.status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
+                   status: status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
                                          f"to ModelNew). Submit to start an episode.{note}", "info")}
             if not session.running:
                 out.update(view.values(None, None))
@@ -245,7 +246,7 @@ class PlayTab:
         @guarded(status)
         def on_load_example(task_id, key):
             code = example_code(checked_task(task_id), key)
-            return {self.editor: code, status: R.status_html(f"Loaded {key} into the editor.", "info")}
+            return {self.editor: code, status: status_html(f"Loaded {key} into the editor.", "info")}
 
         @guarded(status)
         def on_pick(n, request: gr.Request):
@@ -276,16 +277,16 @@ class PlayTab:
                 if key is None:
                     continue
                 code = example_code(task_id, key)
-                yield {status: R.status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
+                yield {status: status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
                        self.task: task_id, self.turns: len(picks) + 1}
                 with busy(session):
                     step = human_turn(handle, code)
-                v = R.verdict_of(step)
+                v = verdict_of(step)
                 yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
             ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
             for out in self.follow(session):
                 if self.status in out and not session.running:
-                    out[self.status] = R.status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
+                    out[self.status] = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
                                                      "that is the tour: now write your own kernel.", session.job.kind)
                 yield out
 

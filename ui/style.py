@@ -74,6 +74,11 @@ CSS = """
   .kp-hero h1 { font-size: 24px; }
   .kp-badge { white-space: normal; }
 }
+/* The failing line in the code views (ui/line_marker.py): a red gutter number and a tinted line. */
+.cm-gutterElement.kp-line-error { background: #b3261e !important; color: #fff !important; font-weight: 700;
+  border-radius: 3px; }
+.cm-line.kp-line-error { background: rgba(179, 38, 30, .10) !important; box-shadow: inset 3px 0 0 #b3261e; }
+.dark .cm-line.kp-line-error { background: rgba(255, 138, 128, .14) !important; box-shadow: inset 3px 0 0 #ff8a80; }
 .kp-why { margin-top: 10px; }
 .kp-roof { stroke: var(--body-text-color, #222); }
 .kp-group summary { cursor: pointer; font-weight: 600; padding: 4px 0; }
