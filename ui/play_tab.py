@@ -249,6 +249,14 @@ class PlayTab:
             return {self.editor: code, status: status_html(f"Loaded {key} into the editor.", "info")}
 
         @guarded(status)
+        def on_demo(task_id):
+            """The task's shipped demo solution, whichever example the list shows."""
+            task_id = checked_task(task_id)
+            key = default_example(task_id)
+            return {self.editor: example_code(task_id, key), self.example: gr.Dropdown(value=key),
+                    status: status_html(f"Loaded the demo solution {key} into the editor.", "info")}
+
+        @guarded(status)
         def on_pick(n, request: gr.Request):
             handle = SESSIONS.get(request).slot("play")
             return view.insp.values(handle.record, step_of(handle.record, n))
@@ -304,7 +312,7 @@ class PlayTab:
         self.task.input(on_task_change, [self.task], everything, api_name="choose_task", show_progress_on=[status])
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
                             show_progress_on=[status])
-        self.demo_btn.click(on_load_example, [self.task, self.example], everything, show_progress_on=[status]).then(
+        self.demo_btn.click(on_demo, [self.task], everything, show_progress_on=[status]).then(
             on_submit, [self.editor] + episode_in, everything, **common)
         self.tour_btn.click(on_tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
