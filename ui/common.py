@@ -13,7 +13,9 @@ from ui import gallery
 from ui.charts import breakdown_chart_html, scores_chart_html, timing_chart_html
 from ui.episode_view import timeline_frame
 from ui.markup import status_html
-from ui.step_view import badges_html, feedback_text, flags_html, log_text, mismatch_frame, mismatch_summary, observation_json, player_name, prompt_text, reply_text, step_diff, step_header
+from ui.step_view import (
+    badges_html, feedback_text, flags_html, log_text, mismatch_frame, mismatch_summary, observation_json,
+    player_name, prompt_text, reply_text, step_diff, step_header)
 from ui.verdict import num
 from ui.session import PlayError, Sessions
 

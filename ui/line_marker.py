@@ -42,7 +42,8 @@ MARK_LINES = """() => {
     const lh = (first && first.getBoundingClientRect().height) || 18;
     const y = found ? found[0].getBoundingClientRect().top - sc.getBoundingClientRect().top + sc.scrollTop
                     : (line - 1) * lh;
-    if (y < sc.scrollTop || y > sc.scrollTop + sc.clientHeight - lh) sc.scrollTop = Math.max(0, y - sc.clientHeight / 3);
+    if (y < sc.scrollTop || y > sc.scrollTop + sc.clientHeight - lh)
+      sc.scrollTop = Math.max(0, y - sc.clientHeight / 3);
   }
   function pass() {
     queued = false;

@@ -17,7 +17,8 @@ CSS = """
 .gradio-container .prose .kp-pass { background: #e3f4e1; color: #1d5a17; border-color: #9fd39a; }
 .gradio-container .prose .kp-fail { background: #fde4e1; color: #8a1c10; border-color: #f2a59c; }
 .gradio-container .prose .kp-warn { background: #fff3d6; color: #6b4800; border-color: #f0cf7e; }
-.gradio-container .prose .kp-skip { background: transparent; color: var(--body-text-color-subdued); border-color: var(--border-color-primary); }
+.gradio-container .prose .kp-skip { background: transparent; color: var(--body-text-color-subdued);
+  border-color: var(--border-color-primary); }
 .dark .gradio-container .prose .kp-pass { background: #173d14; color: #c9f0c3; border-color: #3f7a38; }
 .dark .gradio-container .prose .kp-fail { background: #4a1510; color: #ffd3cc; border-color: #a3392c; }
 .dark .gradio-container .prose .kp-warn { background: #47340a; color: #ffe4a8; border-color: #9c7a22; }

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.web_server import playground_server
 from tests.ui.contrast import LOW_CONTRAST, OWN_VIEWS
-from tests.ui.test_playground_browser import CHROMIUM, STEP_TIMEOUT_MS, play_example, shot, wait_step
+from tests.ui.test_playground_browser import STEP_TIMEOUT_MS, play_example, shot, wait_step
+# The module-scoped server (its own data dir) and Chromium fixtures of the Playground II tests.
+from tests.ui.test_playground_verdicts_store import browser, data_dir, server  # noqa: F401
 from tests.ui.test_playground_verdicts_store import open_page, verdict, view_shot
 
 pytestmark = pytest.mark.browser
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 LOAD_FAILURE = """import torch
 
@@ -24,25 +25,6 @@ class ModelNew(torch.nn.Module):
     def forward(self, x, bias):
         return torch.nn.functional.gelu(x + bias) * SCALE
 """
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with playground_server(HF_TOKEN="", KERNEL_PLAYGROUND_DATA_DIR=str(tmp_path_factory.mktemp("data"))) as s:
-        yield s.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from pathlib import Path
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
 
 
 def unreadable(pg, where: str) -> list[dict]:
