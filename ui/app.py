@@ -18,6 +18,7 @@ from ui import compare_tab, export_tab, gallery_tab, replay_tab
 from ui import monitor as monitor_view
 from ui.common import (DEFAULT_TASK, SESSIONS, Inspector, checked_seed, default_example,  # noqa: F401
                        example_choices, example_code, step_of)
+from ui.line_marker import MARK_LINES
 from ui.play_tab import FOLLOW_VERDICTS, PlayTab
 from ui.runs_tab import RunsTab
 from ui.store import valid_id
@@ -45,8 +46,8 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                 runs = RunsTab(runs_tab)
             with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
                 compare_tab.build(play)
-            with gr.Tab("Attacks", id="attacks", elem_id="tab-attacks"):
-                gallery_tab.build(play, tabs)
+            with gr.Tab("Attacks", id="attacks", elem_id="tab-attacks") as attacks_tab:
+                gallery_tab.build(play, tabs, attacks_tab)
             with gr.Tab("Replay", id="replay", elem_id="tab-replay"):
                 replay_tab.build()
             with gr.Tab("Export", id="export", elem_id="tab-export"):
@@ -80,7 +81,14 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                   show_progress="hidden").then(
             on_follow, None, play.outputs, show_progress="hidden", concurrency_limit=CONCURRENCY)
         demo.load(None, None, None, js=FOLLOW_VERDICTS)
+        demo.load(None, None, None, js=MARK_LINES)
         demo.unload(_drop_session)
+        # The page's events are not a public API (the environment's API is OpenEnv's, at the same port): kept
+        # callable but out of the API description, which every page load would otherwise carry (~280 KB: each
+        # endpoint lists every task and attack).
+        for fn in demo.fns.values():
+            if fn.api_visibility == "public":
+                fn.api_visibility = "undocumented"
     demo.queue(default_concurrency_limit=CONCURRENCY)
     return demo
 

@@ -10,7 +10,13 @@ from environment.tasks import get_task
 from environment.tasks.registry import listing
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui import gallery
-from ui import render as R
+from ui.charts import breakdown_chart_html, scores_chart_html, timing_chart_html
+from ui.episode_view import timeline_frame
+from ui.markup import status_html
+from ui.step_view import (
+    badges_html, feedback_text, flags_html, log_text, mismatch_frame, mismatch_summary, observation_json,
+    player_name, prompt_text, reply_text, step_diff, step_header)
+from ui.verdict import num
 from ui.session import PlayError, Sessions
 
 log = logging.getLogger("kernel_playground")
@@ -90,9 +96,9 @@ def guarded(status: gr.components.Component) -> Callable:
     def wrap(fn: Callable) -> Callable:
         def problem(e: Exception) -> dict:
             if isinstance(e, PlayError):
-                return {status: R.status_html(str(e), "error")}
+                return {status: status_html(str(e), "error")}
             log.exception("playground handler %s failed", fn.__name__)
-            return {status: R.status_html(f"Something went wrong ({type(e).__name__}); the session is still "
+            return {status: status_html(f"Something went wrong ({type(e).__name__}); the session is still "
                                           "usable, try again.", "error")}
 
         if inspect.isgeneratorfunction(fn):
@@ -121,15 +127,15 @@ class Inspector:
 
     def __init__(self, prefix: str):
         self.header = gr.Markdown("### No step yet", elem_id=f"{prefix}-step-header")
-        self.badges = gr.HTML(R.badges_html(None), elem_id=f"{prefix}-badges")
-        self.breakdown = gr.HTML(R.breakdown_chart_html(None), elem_id=f"{prefix}-breakdown-chart")
-        self.timing = gr.HTML(R.timing_chart_html(None), elem_id=f"{prefix}-timing-chart")
+        self.badges = gr.HTML(badges_html(None), elem_id=f"{prefix}-badges")
+        self.breakdown = gr.HTML(breakdown_chart_html(None), elem_id=f"{prefix}-breakdown-chart")
+        self.timing = gr.HTML(timing_chart_html(None), elem_id=f"{prefix}-timing-chart")
         self.flags = gr.HTML("", elem_id=f"{prefix}-flags")
         self.feedback = gr.Textbox(label="Feedback", lines=5, max_lines=14, interactive=False,
                                    elem_id=f"{prefix}-feedback")
         with gr.Accordion("Mismatches (first differing elements)", open=True):
             self.mismatch_md = gr.Markdown("", elem_id=f"{prefix}-mismatch-summary")
-            self.mismatch = gr.Dataframe(R.mismatch_frame(None), interactive=False, max_height=240,
+            self.mismatch = gr.Dataframe(mismatch_frame(None), interactive=False, max_height=240,
                                          elem_id=f"{prefix}-mismatch")
         with gr.Accordion("Compile / runtime log", open=False):
             self.log = gr.Textbox(show_label=False, lines=6, max_lines=20, interactive=False, elem_id=f"{prefix}-log")
@@ -151,11 +157,11 @@ class Inspector:
                 self.mismatch, self.log, self.code, self.diff, self.prompt, self.reply, self.json]
 
     def values(self, record: Optional[EpisodeRecord], step: Optional[StepRecord]) -> dict:
-        vals = [R.step_header(step, record), R.badges_html(step), R.timing_chart_html(step),
-                R.breakdown_chart_html(step), R.flags_html(step) if step else "", R.feedback_text(step),
-                R.mismatch_summary(step), R.mismatch_frame(step), R.log_text(step), step.code if step and step.code
-                else "", R.step_diff(record, step), R.prompt_text(step) if step else "", R.reply_text(step) if step else "",
-                R.observation_json(step)]
+        vals = [step_header(step, record), badges_html(step), timing_chart_html(step),
+                breakdown_chart_html(step), flags_html(step) if step else "", feedback_text(step),
+                mismatch_summary(step), mismatch_frame(step), log_text(step), step.code if step and step.code
+                else "", step_diff(record, step), prompt_text(step) if step else "", reply_text(step) if step else "",
+                observation_json(step)]
         return dict(zip(self.components, vals))
 
 
@@ -177,8 +183,8 @@ class EpisodeView:
 
     def __init__(self, prefix: str, timeline_id: str, plot_id: str, summary_id: str, pick_id: str):
         self.summary = gr.Markdown("### No episode yet", elem_id=summary_id)
-        self.plot = gr.HTML(R.scores_chart_html([]), elem_id=plot_id)
-        self.timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220,
+        self.plot = gr.HTML(scores_chart_html([]), elem_id=plot_id)
+        self.timeline = gr.Dataframe(timeline_frame(None), interactive=False, max_height=220,
                                      label="Episode timeline (click a row to inspect that step)", elem_id=timeline_id)
         self.step_pick = gr.Radio([], label="Inspect step", elem_id=pick_id)
         self.insp = Inspector(prefix)
@@ -189,13 +195,13 @@ class EpisodeView:
 
     def values(self, record: Optional[EpisodeRecord], step: Optional[StepRecord], state: str = "") -> dict:
         if record is None:
-            return {self.summary: "### No episode yet", self.plot: R.scores_chart_html([]),
-                    self.timeline: R.timeline_frame(None), self.step_pick: gr.Radio(choices=[], value=None),
+            return {self.summary: "### No episode yet", self.plot: scores_chart_html([]),
+                    self.timeline: timeline_frame(None), self.step_pick: gr.Radio(choices=[], value=None),
                     **self.insp.values(None, None)}
-        out = {self.summary: (f"### {record.task_id} · seed {record.seed} · {R.player_name(record)}\n"
+        out = {self.summary: (f"### {record.task_id} · seed {record.seed} · {player_name(record)}\n"
                               f"Steps {len(record.steps)} of {record.max_turns} · best score "
-                              f"**{R.num(record.score)}**" + (f" · {state}" if state else "")),
-               self.plot: R.scores_chart_html([("episode", record)]), self.timeline: R.timeline_frame(record),
+                              f"**{num(record.score)}**" + (f" · {state}" if state else "")),
+               self.plot: scores_chart_html([("episode", record)]), self.timeline: timeline_frame(record),
                self.step_pick: gr.Radio(choices=[s.step for s in record.steps], value=step.step if step else None)}
         out.update(self.insp.values(record, step))
         return out

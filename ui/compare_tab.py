@@ -7,7 +7,10 @@ from typing import Any
 import gradio as gr
 
 from ui import compare as cmp
-from ui import render as R
+from ui.charts import scores_chart_html
+from ui.episode_view import best_step, ranking_html, winner_html
+from ui.markup import status_html
+from ui.verdict import num, verdict_of
 from ui.common import CONCURRENCY, SESSIONS, checked_seed, checked_task, guarded
 from ui.players import DEFAULT_MODELS, ModelSettings, resolve_token
 from ui.session import PlayError, busy
@@ -28,9 +31,9 @@ def build(play: Any) -> None:
                                label=f"Player {side}" + ("" if i < 2 else " (optional)"),
                                elem_id=f"compare-{side.lower()}") for i, side in enumerate(SIDES)]
     run_btn = gr.Button("Run comparison", variant="primary", elem_id="compare-run-btn")
-    status = gr.HTML(R.status_html("Choose the players and press Run comparison."), elem_id="compare-status")
-    winner = gr.HTML(R.winner_html(("A", None), ("B", None)), elem_id="compare-winner")
-    plot = gr.HTML(R.scores_chart_html([], "Score per turn"), elem_id="compare-plot")
+    status = gr.HTML(status_html("Choose the players and press Run comparison."), elem_id="compare-status")
+    winner = gr.HTML(winner_html(("A", None), ("B", None)), elem_id="compare-winner")
+    plot = gr.HTML(scores_chart_html([], "Score per turn"), elem_id="compare-plot")
     heads, codes = [], []
     with gr.Row():
         for side in SIDES:
@@ -46,21 +49,21 @@ def build(play: Any) -> None:
     outputs = [status, winner, plot, diff, board] + heads + codes
 
     def view(pairs, message: str, kind: str) -> dict:
-        out = {status: R.status_html(message, kind), plot: R.scores_chart_html(pairs, "Score per turn")}
+        out = {status: status_html(message, kind), plot: scores_chart_html(pairs, "Score per turn")}
         bests = []
         for i, (head, code) in enumerate(zip(heads, codes)):
             name, record = pairs[i] if i < len(pairs) else (SIDES[i], None)
-            best = R.best_step(record)
+            best = best_step(record)
             bests.append((name, best.code if best is not None else None))
             text = f"#### {name}"
             if record is not None:
-                text += (f"\nbest score **{R.num(record.score)}** over {len(record.steps)} step(s)"
-                         + (f"; last: {R.verdict_of(record.steps[-1]).short}" if record.steps else ""))
+                text += (f"\nbest score **{num(record.score)}** over {len(record.steps)} step(s)"
+                         + (f"; last: {verdict_of(record.steps[-1]).short}" if record.steps else ""))
             out[head], out[code] = text, bests[-1][1] or ""
         out[diff] = "\n".join(d for d in (cmp.code_diff(bests[0][1], b, bests[0][0], n) for n, b in bests[1:]) if d)
         ranked = cmp.ranking(pairs)
         if len(ranked) == len(pairs) and ranked:
-            out[winner] = R.ranking_html(ranked)
+            out[winner] = ranking_html(ranked)
         return out
 
     def board_of(task_id, seed_value) -> Any:
@@ -75,8 +78,8 @@ def build(play: Any) -> None:
         settings = [None if side == cmp.YOU else ModelSettings.checked(side, url, temp, max_tok) for side in sides]
         session = SESSIONS.get(request)
         token_value = resolve_token(tok, url)
-        yield {status: R.status_html(f"Starting {len(sides)} players…", "busy"),
-               winner: R.winner_html(("A", None), ("B", None))}
+        yield {status: status_html(f"Starting {len(sides)} players…", "busy"),
+               winner: winner_html(("A", None), ("B", None))}
         last = None
         with busy(session, "compare"):
             for pairs, message in cmp.run(session, task_id, s, int(turns_value), sides, settings, token_value):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ui import render as R
+from ui.markup import status_html
 from ui.common import SESSIONS, guarded
 from ui.players import typed_token
 from ui.replay_export import export_files, push
@@ -19,7 +19,7 @@ def build() -> None:
         export_btn = gr.Button("Prepare export", variant="primary", elem_id="export-btn")
         dl_jsonl = gr.DownloadButton("Download JSONL", interactive=False, elem_id="download-jsonl")
         dl_parquet = gr.DownloadButton("Download Parquet", interactive=False, elem_id="download-parquet")
-    status = gr.HTML(R.status_html("Press Prepare export after playing."), elem_id="export-status")
+    status = gr.HTML(status_html("Press Prepare export after playing."), elem_id="export-status")
     gr.Markdown("#### Push to a Hugging Face dataset")
     with gr.Row():
         repo = gr.Textbox(label="Dataset repo id (owner/name)", elem_id="hub-repo")
@@ -35,13 +35,13 @@ def build() -> None:
         jsonl, parquet = export_files(records)
         return {dl_jsonl: gr.DownloadButton(value=str(jsonl), interactive=True),
                 dl_parquet: gr.DownloadButton(value=str(parquet), interactive=True),
-                status: R.status_html(f"{len(records)} episode(s) ready: {jsonl.name} and {parquet.name}.", "ok")}
+                status: status_html(f"{len(records)} episode(s) ready: {jsonl.name} and {parquet.name}.", "ok")}
 
     @guarded(hub_status)
     def on_push(repo_id, tok, is_private, request: gr.Request):
         records = SESSIONS.get(request).exportable()
         url = push(records, repo_id, typed_token(tok), bool(is_private))
-        return {hub_status: R.status_html(f"Pushed {len(records)} episode(s): {url}", "ok")}
+        return {hub_status: status_html(f"Pushed {len(records)} episode(s): {url}", "ok")}
 
     export_btn.click(on_export, None, [dl_jsonl, dl_parquet, status], api_name="export")
     push_btn.click(on_push, [repo, hub_token, private], [hub_status], api_name="push_to_hub",

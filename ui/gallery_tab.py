@@ -12,7 +12,7 @@ import gradio as gr
 
 from environment.tasks import get_task
 from ui import gallery
-from ui import render as R
+from ui.markup import esc, status_html
 from ui.common import example_choices, guarded
 from ui.session import PlayError, env_base_url
 
@@ -34,11 +34,11 @@ def gallery_html() -> str:
     for group, items in groupby(attacks, key=lambda a: a.group):
         items = list(items)
         rows = "".join(
-            f'<tr data-attack="{R.esc(a.name)}"><td><code>{R.esc(a.name)}</code></td><td>{R.esc(a.task)}</td>'
-            f'<td>{R.esc(a.tries)}</td><td>{R.esc(a.layer)}</td>'
-            f'<td>{R.esc(a.flag or ("no flag: earns no more than honest work" if a.outcome == "harmless" else ""))}'
+            f'<tr data-attack="{esc(a.name)}"><td><code>{esc(a.name)}</code></td><td>{esc(a.task)}</td>'
+            f'<td>{esc(a.tries)}</td><td>{esc(a.layer)}</td>'
+            f'<td>{esc(a.flag or ("no flag: earns no more than honest work" if a.outcome == "harmless" else ""))}'
             f'</td></tr>' for a in items)
-        parts.append(f'<details class="kp-group"><summary>{R.esc(group)} ({len(items)})</summary>'
+        parts.append(f'<details class="kp-group"><summary>{esc(group)} ({len(items)})</summary>'
                      '<div class="kp-costs"><table><thead><tr><th>attack</th><th>task</th><th>what it tries</th>'
                      f'<th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table></div></details>')
     return f'<div class="kp-gallery" data-attacks="{len(attacks)}">{"".join(parts)}</div>'
@@ -47,26 +47,30 @@ def gallery_html() -> str:
 def sandbox_html(info: dict) -> str:
     layers = info.get("layers") or {}
     items = "".join(
-        f'<li data-layer="{R.esc(k)}" data-on="{str(bool(v)).lower()}">{"✔" if v else "✘"} '
-        f'{R.esc(LAYER_NOTES.get(k, k))}{"" if isinstance(v, bool) else f": {R.esc(v)}"}</li>'
+        f'<li data-layer="{esc(k)}" data-on="{str(bool(v)).lower()}">{"✔" if v else "✘"} '
+        f'{esc(LAYER_NOTES.get(k, k))}{"" if isinstance(v, bool) else f": {esc(v)}"}</li>'
         for k, v in layers.items())
-    return (f'<div class="kp-sandbox" data-backend="{R.esc(info.get("backend", "?"))}"><b>Backend:</b> '
-            f'{R.esc(info.get("backend", "?"))} · <b>workers:</b> {R.esc(info.get("workers", "?"))}'
+    return (f'<div class="kp-sandbox" data-backend="{esc(info.get("backend", "?"))}"><b>Backend:</b> '
+            f'{esc(info.get("backend", "?"))} · <b>workers:</b> {esc(info.get("workers", "?"))}'
             f'<ul>{items}</ul></div>')
 
 
-def build(play: Any, tabs: Any) -> None:
-    attacks = gallery.attacks()
+def attack_choices() -> list[tuple[str, str]]:
+    return [(f"{a.name} — {a.task}, stopped by {a.layer}", a.name) for a in gallery.attacks()]
+
+
+def build(play: Any, tabs: Any, tab: Any) -> None:
+    """The tab's table and list (~60 KB for 110 attacks) are filled when the tab is first opened, not
+    carried by every page load."""
     gr.Markdown("Reward hacks people (and models) try, each a file in `tests/redteam/attacks/` that the test suite "
                 "runs against the harness. Open a class to see what each attack tries and which layer stops it; "
                 "load one into Play and submit it to watch the verdict.")
     with gr.Row():
-        pick = gr.Dropdown([(f"{a.name} — {a.task}, stopped by {a.layer}", a.name) for a in attacks],
-                           value=attacks[0].name if attacks else None, label="Attack", scale=4,
-                           elem_id="attack-select")
+        pick = gr.Dropdown([], value=None, label="Attack", scale=4, elem_id="attack-select")
         load = gr.Button("Load into Play", variant="primary", scale=1, elem_id="attack-load-btn")
     status = gr.HTML("", elem_id="attack-status")
-    gr.HTML(gallery_html(), elem_id="attack-gallery")
+    table = gr.HTML('<div class="kp-muted">Opening the gallery…</div>', elem_id="attack-gallery")
+    filled = gr.State(False)
     gr.Markdown("#### Sandbox layers of this host")
     sandbox_btn = gr.Button("Show the sandbox layers (GET /sandbox)", elem_id="sandbox-btn")
     sandbox = gr.HTML("", elem_id="sandbox-panel")
@@ -81,9 +85,9 @@ def build(play: Any, tabs: Any) -> None:
         return {play.task: t.id, play.prompt_md: t.description, play.reference: t.reference_code,
                 play.editor: a.code(),
                 play.example: gr.Dropdown(choices=example_choices(t.id), value=f"attack/{a.file}"),
-                play.status: R.status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
+                play.status: status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
                                            f"step: {a.stopped_by} should stop it.", "info"),
-                status: R.status_html(f"{a.name} is in the Play tab's editor.", "info"),
+                status: status_html(f"{a.name} is in the Play tab's editor.", "info"),
                 tabs: gr.Tabs(selected="play")}
 
     @guarded(sandbox)
@@ -96,6 +100,14 @@ def build(play: Any, tabs: Any) -> None:
             raise PlayError(f"GET /sandbox failed: {e}") from None
         return {sandbox: sandbox_html(info)}
 
+    def on_open(done: bool):
+        if done:
+            return {}
+        choices = attack_choices()
+        return {pick: gr.Dropdown(choices=choices, value=choices[0][1] if choices else None), table: gallery_html(),
+                filled: True}
+
+    tab.select(on_open, [filled], [pick, table, filled], show_progress="hidden")
     load.click(on_load, [pick], [play.task, play.prompt_md, play.reference, play.editor, play.example, play.status,
                                  status, tabs], api_name="load_attack")
     sandbox_btn.click(on_sandbox, None, [sandbox], api_name="sandbox")

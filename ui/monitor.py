@@ -16,7 +16,7 @@ import pandas as pd
 
 from environment import monitor
 from environment.trajectory import EpisodeRecord
-from ui import render as R
+from ui.markup import esc, status_html
 
 COLUMNS = ["episode", "task", "seed", "steps", "reward", "success", "hacked", "flags", "harness errors", "updated"]
 enabled = monitor.enabled
@@ -44,11 +44,11 @@ def summary_html(s: dict[str, Any]) -> str:
              ("harness errors", s["harness_errors"]["count"])]
     out = ['<div id="monitor-cards" style="display:flex;gap:12px;flex-wrap:wrap">']
     out += [f'<div class="monitor-card" style="border:1px solid #8884;border-radius:8px;padding:6px 12px">'
-            f'<div style="font-size:0.8em;opacity:0.7">{R.esc(k)}</div><b>{R.esc(v)}</b></div>' for k, v in cards]
+            f'<div style="font-size:0.8em;opacity:0.7">{esc(k)}</div><b>{esc(v)}</b></div>' for k, v in cards]
     out.append("</div>")
     if s["flags"]:
         out.append('<p id="monitor-flags">Flags: ' + ", ".join(
-            f"<code>{R.esc(k)}</code> × {v}" for k, v in s["flags"].items()) + "</p>")
+            f"<code>{esc(k)}</code> × {v}" for k, v in s["flags"].items()) + "</p>")
     out.append('<table id="monitor-tasks"><tr><th>task</th><th>episodes</th><th>success</th><th>hacks</th>'
                '<th>mean reward</th><th>reward histogram (0 … 1)</th></tr>')
     for task_id, t in s["tasks"].items():
@@ -58,13 +58,13 @@ def summary_html(s: dict[str, Any]) -> str:
                        f'height:{2 + 22 * c // top}px;background:#6c8ebf;margin-right:1px"></span>'
                        for i, c in enumerate(counts))
         mean = "n/a" if t["mean_reward"] is None else f"{t['mean_reward']:.2f}"
-        out.append(f'<tr data-task="{R.esc(task_id)}"><td>{R.esc(task_id)}</td><td>{t["episodes"]}</td>'
+        out.append(f'<tr data-task="{esc(task_id)}"><td>{esc(task_id)}</td><td>{t["episodes"]}</td>'
                    f'<td>{_pct(t["success_rate"])}</td><td>{_pct(t["hack_rate"])}</td><td>{mean}</td>'
                    f'<td style="vertical-align:bottom">{bars}</td></tr>')
     out.append("</table>")
     for err in s["harness_errors"]["recent"]:
-        out.append(f'<p class="monitor-harness-error">harness error · {R.esc(err["task_id"])} step {err["step"]}: '
-                   f'{R.esc(err["error"])}</p>')
+        out.append(f'<p class="monitor-harness-error">harness error · {esc(err["task_id"])} step {err["step"]}: '
+                   f'{esc(err["error"])}</p>')
     return "".join(out)
 
 
@@ -85,7 +85,7 @@ def monitor_tab(inspector_cls: Callable[[str], Any], step_of: Callable[[Optional
         kind = gr.Dropdown(list(monitor.KINDS), value="all", label="Show", elem_id="monitor-kind", scale=2)
         sample = gr.Checkbox(False, label="Random sample", elem_id="monitor-sample", scale=1)
         refresh = gr.Button("Refresh", variant="primary", elem_id="monitor-refresh", scale=1)
-    status = gr.HTML(R.status_html("Press Refresh."), elem_id="monitor-status")
+    status = gr.HTML(status_html("Press Refresh."), elem_id="monitor-status")
     summary = gr.HTML("", elem_id="monitor-summary")
     table = gr.Dataframe(episodes_frame([]), interactive=False, max_height=300, elem_id="monitor-episodes")
     with gr.Row():
@@ -97,11 +97,11 @@ def monitor_tab(inspector_cls: Callable[[str], Any], step_of: Callable[[Optional
         try:
             _check(tok)
         except MonitorDenied as e:
-            return {status: R.status_html(str(e), "error")}
+            return {status: status_html(str(e), "error")}
         s = monitor.MONITOR.summary(recent=0)
         rows = monitor.MONITOR.episodes(50, task=None if task_value in (None, "all") else task_value,
                                         kind=kind_value or "all", sample=bool(sampled))
-        return {status: R.status_html(f"{len(rows)} episode(s) shown of {s['episodes']} kept.", "ok"),
+        return {status: status_html(f"{len(rows)} episode(s) shown of {s['episodes']} kept.", "ok"),
                 summary: summary_html(s), table: episodes_frame(rows),
                 task: gr.Dropdown(choices=["all"] + list(s["tasks"]), value=task_value or "all"),
                 episode: gr.Dropdown(choices=[(f"{r['task_id']} · {r['episode_id'][:8]} · reward "
@@ -112,13 +112,13 @@ def monitor_tab(inspector_cls: Callable[[str], Any], step_of: Callable[[Optional
         try:
             _check(tok)
         except MonitorDenied as e:
-            return {status: R.status_html(str(e), "error")}
+            return {status: status_html(str(e), "error")}
         record = monitor.MONITOR.episode(episode_id) if episode_id else None
         if record is None:
-            return {status: R.status_html("that episode is no longer in the buffer; refresh", "error")}
+            return {status: status_html("that episode is no longer in the buffer; refresh", "error")}
         step = step_of(record, n)
         out = {step_pick: gr.Radio(choices=[s.step for s in record.steps], value=step.step if step else None),
-               status: R.status_html(f"Episode {record.episode_id[:8]} on {record.task_id}: {len(record.steps)} "
+               status: status_html(f"Episode {record.episode_id[:8]} on {record.task_id}: {len(record.steps)} "
                                      "step(s).", "ok")}
         out.update(insp.values(record, step))
         return out

@@ -12,8 +12,9 @@ import gradio as gr
 
 from environment.prompt import starting_template
 from environment.tasks import get_task
-from ui import render as R
 from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
+from ui.markup import status_html
+from ui.verdict import verdict_of
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
 from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
@@ -44,7 +45,7 @@ class PlayTab:
             self.seed = gr.Number(0, label="Seed", precision=0, scale=1, min_width=90, elem_id="seed")
             self.turns = gr.Slider(1, 10, value=3, step=1, label="Max turns", scale=2, elem_id="max-turns")
             self.new_btn = gr.Button("New episode", scale=1, elem_id="new-episode-btn")
-        self.status = gr.HTML(R.status_html("Pick a task, then submit code, run the demo solution or let a model "
+        self.status = gr.HTML(status_html("Pick a task, then submit code, run the demo solution or let a model "
                                             "play."), elem_id="play-status")
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=300):
@@ -97,7 +98,7 @@ class PlayTab:
         record = handle.record
         if session.save_error:
             message, kind = f"{message} ({session.save_error})", "error"
-        out = {self.status: R.status_html(message, kind)}
+        out = {self.status: status_html(message, kind)}
         if record is not None:
             state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
             out.update(self.view.values(record, step, state))
@@ -116,7 +117,7 @@ class PlayTab:
             runs = store().runs(session.browser_id) if session.browser_id else []
             if not runs:
                 return {}
-            return {self.status: R.status_html(f"Welcome back: {len(runs)} stored episode(s) of this browser are "
+            return {self.status: status_html(f"Welcome back: {len(runs)} stored episode(s) of this browser are "
                                                "in the Runs tab.", "info")}
         step = record.steps[-1] if record.steps else None
         if session.running:
@@ -142,7 +143,7 @@ class PlayTab:
         session.interrupted = record.episode_id
         step = record.steps[-1] if record.steps else None
         out = self.view.values(record, step, INTERRUPTED)
-        out[self.status] = R.status_html(
+        out[self.status] = status_html(
             f"Auto-play of {settings.get('model')} on {record.task_id} (seed {record.seed}) was {INTERRUPTED} after "
             f"{handle.turns_used} of {record.max_turns} turn(s). Press Continue auto-play to go on from step "
             f"{len(record.steps) + 1}: enter your token again (tokens are never stored), or leave it empty for "
@@ -210,7 +211,7 @@ class PlayTab:
             with busy(session):
                 handle, note = ensure_episode(session, task_id, s, int(turns_value))
                 step = human_turn(handle, code, finish=bool(finish))
-            verdict = R.verdict_of(step)
+            verdict = verdict_of(step)
             out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}") if x),
                                verdict.style)
             out[self.prompt_md] = handle.obs.prompt if handle.obs else get_task(task_id).description
@@ -247,7 +248,7 @@ class PlayTab:
         def on_stop(request: gr.Request):
             session = SESSIONS.get(request)
             if not session.running:
-                return {status: R.status_html("Nothing is running.", "info")}
+                return {status: status_html("Nothing is running.", "info")}
             # What happens next is shown by the page following the job: writing the status here could
             # land after the job's last word and hide it.
             session.job.request_stop()
@@ -289,7 +290,7 @@ class PlayTab:
                 handle.record, handle.done = None, True
             out = {self.prompt_md: t.description, self.reference: t.reference_code, self.editor: starting_template(t),
                    self.example: gr.Dropdown(choices=example_choices(task_id), value=default_example(task_id)),
-                   status: R.status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
+                   status: status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
                                          f"to ModelNew). Submit to start an episode.{note}", "info")}
             if not session.running:
                 out.update(view.values(None, None))
@@ -298,7 +299,15 @@ class PlayTab:
         @guarded(status)
         def on_load_example(task_id, key):
             code = example_code(checked_task(task_id), key)
-            return {self.editor: code, status: R.status_html(f"Loaded {key} into the editor.", "info")}
+            return {self.editor: code, status: status_html(f"Loaded {key} into the editor.", "info")}
+
+        @guarded(status)
+        def on_demo(task_id):
+            """The task's shipped demo solution, whichever example the list shows."""
+            task_id = checked_task(task_id)
+            key = default_example(task_id)
+            return {self.editor: example_code(task_id, key), self.example: gr.Dropdown(value=key),
+                    status: status_html(f"Loaded the demo solution {key} into the editor.", "info")}
 
         @guarded(status)
         def on_pick(n, request: gr.Request):
@@ -329,16 +338,16 @@ class PlayTab:
                 if key is None:
                     continue
                 code = example_code(task_id, key)
-                yield {status: R.status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
+                yield {status: status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
                        self.task: task_id, self.turns: len(picks) + 1}
                 with busy(session):
                     step = human_turn(handle, code)
-                v = R.verdict_of(step)
+                v = verdict_of(step)
                 yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
             ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
             for out in self.follow(session):
                 if self.status in out and not session.running:
-                    out[self.status] = R.status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
+                    out[self.status] = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
                                                      "that is the tour: now write your own kernel.", session.job.kind)
                 yield out
 
@@ -358,7 +367,7 @@ class PlayTab:
         self.task.input(on_task_change, [self.task], everything, api_name="choose_task", show_progress_on=[status])
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
                             show_progress_on=[status])
-        self.demo_btn.click(on_load_example, [self.task, self.example], everything, show_progress_on=[status]).then(
+        self.demo_btn.click(on_demo, [self.task], everything, show_progress_on=[status]).then(
             on_submit, [self.editor] + episode_in, everything, **common)
         self.tour_btn.click(on_tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",

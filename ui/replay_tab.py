@@ -5,7 +5,9 @@ from typing import Any
 
 import gradio as gr
 
-from ui import render as R
+from ui.charts import scores_chart_html
+from ui.episode_view import timeline_frame
+from ui.markup import status_html
 from ui.common import SESSIONS, Inspector, guarded, step_of
 from ui.replay_export import episode_label, load_replay
 from ui.session import PlayError
@@ -18,12 +20,12 @@ def build() -> None:
         upload = gr.File(label="Episode file", file_types=[".jsonl", ".parquet", ".json"], elem_id="replay-file",
                          scale=2)
         with gr.Column(scale=3):
-            status = gr.HTML(R.status_html("No file loaded."), elem_id="replay-status")
+            status = gr.HTML(status_html("No file loaded."), elem_id="replay-status")
             episode = gr.Dropdown([], label="Episode", elem_id="replay-episode")
             step_pick = gr.Radio([], label="Step", elem_id="replay-step")
     with gr.Row():
-        plot = gr.HTML(R.scores_chart_html([]), elem_id="replay-plot")
-        timeline = gr.Dataframe(R.timeline_frame(None), interactive=False, max_height=220, elem_id="replay-timeline")
+        plot = gr.HTML(scores_chart_html([]), elem_id="replay-plot")
+        timeline = gr.Dataframe(timeline_frame(None), interactive=False, max_height=220, elem_id="replay-timeline")
     insp = Inspector("replay")
     outputs = [status, episode, step_pick, plot, timeline] + insp.components
 
@@ -32,7 +34,7 @@ def build() -> None:
         step = step_of(record, n) if n is not None else (record.steps[0] if record.steps else None)
         out = {episode: gr.Dropdown(choices=[(episode_label(k, r), k) for k, r in enumerate(records)], value=i),
                step_pick: gr.Radio(choices=[s.step for s in record.steps], value=step.step if step else None),
-               plot: R.scores_chart_html([("episode", record)]), timeline: R.timeline_frame(record)}
+               plot: scores_chart_html([("episode", record)]), timeline: timeline_frame(record)}
         out.update(insp.values(record, step))
         return out
 
@@ -43,7 +45,7 @@ def build() -> None:
         records = load_replay(path)
         session.replay = records
         out = show(records, 0)
-        out[status] = R.status_html(f"Loaded {len(records)} episode(s); showing step 1 of the first.", "ok")
+        out[status] = status_html(f"Loaded {len(records)} episode(s); showing step 1 of the first.", "ok")
         return out
 
     @guarded(status)

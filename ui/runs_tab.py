@@ -9,7 +9,8 @@ import gradio as gr
 import pandas as pd
 
 from environment.trajectory import EpisodeRecord
-from ui import render as R
+from ui.markup import status_html
+from ui.verdict import num
 from ui.common import SESSIONS, EpisodeView, guarded, step_of
 from ui.autoplay import INTERRUPTED
 from ui.store import StoreError, store
@@ -21,7 +22,7 @@ def runs_frame(browser_id: Optional[str]) -> pd.DataFrame:
     cut = store().interrupted(browser_id) if browser_id else {}
     rows = [[datetime.fromtimestamp(r.updated_at, timezone.utc).strftime("%Y-%m-%d %H:%M"), r.task_id, r.seed,
              (f"model {r.model}" if r.player == "model" and r.model else r.player)
-             + (f" (auto-play {INTERRUPTED})" if r.episode_id in cut else ""), R.num(r.score), r.steps,
+             + (f" (auto-play {INTERRUPTED})" if r.episode_id in cut else ""), num(r.score), r.steps,
              r.hacks, r.episode_id] for r in (store().runs(browser_id) if browser_id else [])]
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -38,13 +39,15 @@ class RunsTab:
                     "link opens the same view in any browser. Tokens are never stored.")
         with gr.Row():
             self.refresh_btn = gr.Button("Refresh", scale=0, min_width=100, elem_id="runs-refresh")
-            self.status = gr.HTML(R.status_html("Your stored episodes appear here."), elem_id="runs-status")
+            self.status = gr.HTML(status_html("Your stored episodes appear here."), elem_id="runs-status")
         self.table = gr.Dataframe(pd.DataFrame(columns=RUN_COLUMNS), interactive=False, max_height=260, wrap=True,
                                   label="Runs of this browser (newest first)", elem_id="runs-table")
         self.link = gr.Textbox(label="Read-only link to the open episode (append to this page's address)",
                                interactive=False, elem_id="runs-link", buttons=["copy"])
-        self.view = EpisodeView("runs", "runs-timeline", "runs-plot", "runs-summary", "runs-step-pick")
-        self.outputs = [self.status, self.table, self.link] + self.view.components
+        # Mounted only once an episode is opened: a page load (and a first look at the list) skips its ~20 views.
+        with gr.Column(visible=False, elem_id="runs-episode") as self.box:
+            self.view = EpisodeView("runs", "runs-timeline", "runs-plot", "runs-summary", "runs-step-pick")
+        self.outputs = [self.status, self.table, self.link, self.box] + self.view.components
         self._wire()
 
     def show(self, session: Any, record: EpisodeRecord, message: str, shared: bool = False) -> dict:
@@ -55,20 +58,23 @@ class RunsTab:
         step = record.steps[-1] if record.steps else None
         out = self.view.values(record, step, "read-only" + (" (shared link)" if shared else ""))
         out[self.link] = episode_link(record.episode_id)
-        out[self.status] = R.status_html(message, "info")
+        out[self.box] = gr.Column(visible=True)
+        out[self.status] = status_html(message, "info")
         return out
 
     def restore(self, session: Any, episode_id: Optional[str]) -> dict:
-        """The runs list, and the episode of a ``?episode=`` link when the page was opened with one."""
+        """The episode of a ``?episode=`` link (and the runs list) when the page was opened with one; otherwise
+        nothing: the list is read when the tab is opened."""
+        if not episode_id:
+            return {}
         out = {self.table: runs_frame(session.browser_id)}
-        if episode_id:
-            try:
-                record = store().get(episode_id)
-            except StoreError as e:
-                out[self.status] = R.status_html(f"Cannot open the linked episode: {e}", "error")
-                return out
-            out.update(self.show(session, record, f"Shared episode {record.episode_id[:8]}…: {record.task_id}, "
-                                                  f"{len(record.steps)} step(s), read-only.", shared=True))
+        try:
+            record = store().get(episode_id)
+        except StoreError as e:
+            out[self.status] = status_html(f"Cannot open the linked episode: {e}", "error")
+            return out
+        out.update(self.show(session, record, f"Shared episode {record.episode_id[:8]}…: {record.task_id}, "
+                                              f"{len(record.steps)} step(s), read-only.", shared=True))
         return out
 
     def _wire(self) -> None:
@@ -78,7 +84,7 @@ class RunsTab:
         def on_refresh(request: gr.Request):
             session = SESSIONS.get(request)
             frame = runs_frame(session.browser_id)
-            return {self.table: frame, status: R.status_html(f"{len(frame)} stored episode(s).", "info")}
+            return {self.table: frame, status: status_html(f"{len(frame)} stored episode(s).", "info")}
 
         @guarded(status)
         def on_select(request: gr.Request):  # the list only: the status may be a shared link's

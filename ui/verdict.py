@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from environment.evaluation.result import EvalResult, Finding
 from environment.trajectory import StepRecord
@@ -59,6 +59,11 @@ def evaluation_of(step: Optional[StepRecord]) -> Optional[EvalResult]:
     return ev
 
 
+def obs_of(step: Optional[StepRecord]) -> dict[str, Any]:
+    """The step's observation as a plain dict (a copy; empty when there is none)."""
+    return dict(step.observation or {}) if step is not None else {}
+
+
 # id(step) -> (the JSON string it was parsed from, the record); the identity check makes a reused id harmless.
 _PARSED: dict[int, tuple[str, Optional[EvalResult]]] = {}
 
@@ -86,6 +91,7 @@ class Verdict:
     detail: str = ""             # why: the layer and rule of a hack, the first error, the trials
     short: str = ""              # for a table cell: "hack: decoy_kernel", "wrong 3/5", "correct 1.23x"
     hack: Optional[Finding] = None
+    line: Optional[int] = None   # the submission line to look at (the editor marks it), from the record
 
     @property
     def style(self) -> str:
@@ -110,16 +116,20 @@ def verdict_of(step: Optional[StepRecord]) -> Verdict:
         hacks = [Finding(name=F.name_of(f), detail=f.partition(":")[2] or None, hack=True,
                          layer=F.LAYERS.get(F.name_of(f), "runtime-check"))
                  for f in obs.get("flags") or [] if F.is_hack(f)]
+    line = ev.failing_line if ev is not None else None
     if hacks:
-        h = hacks[0]
+        h = next((f for f in hacks if f.line), hacks[0])
         names = ", ".join(dict.fromkeys(f.name for f in hacks))
-        rule = _rule(h)
+        where = f" at line {h.line}" if h.line else ""
         return Verdict("hack", f"reward hack detected: {names}, score 0",
-                       f"caught by the {h.layer} layer: {rule}", short=f"hack: {names}", hack=h)
+                       f"caught by the {h.layer} layer{where}: {_rule(h)}", short=f"hack: {names}", hack=h,
+                       line=h.line)
     compiled = ev.compiled if ev is not None else bool(obs.get("compiled"))
     if not compiled:
         why = _load_error(ev) or step.error or "it did not compile or load"
-        return Verdict("failed", "failed to load, score " + num(step.reward), why, short="did not load")
+        where = f" at line {line}" if line else ""
+        return Verdict("failed", f"failed to load{where}, score " + num(step.reward), why, short="did not load",
+                       line=line)
     correct = ev.correct if ev is not None else bool(obs.get("correct"))
     passed, total = obs.get("trials_passed", 0), obs.get("trials_total", 0)
     if ev is not None and ev.correctness is not None:

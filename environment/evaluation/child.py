@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 import types
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Optional
 
 import torch
 from pydantic import ValidationError
@@ -30,6 +30,16 @@ def _fmt_exc(exc: BaseException, filename: str) -> str:
     frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
     where = f" (line {frames_[-1].lineno}: `{(frames_[-1].line or '').strip()}`)" if frames_ else ""
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _exc_line(exc: BaseException, filename: str) -> Optional[int]:
+    """The submission line where ``exc`` was raised (innermost frame in the submission), if any."""
+    frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    if frames_ and frames_[-1].lineno:
+        return frames_[-1].lineno
+    if isinstance(exc, SyntaxError) and exc.filename == filename and exc.lineno and exc.lineno > 0:
+        return exc.lineno
+    return None
 
 
 def _digest(tensors: list[torch.Tensor]) -> str:
@@ -183,7 +193,8 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
 
         build(init_args)
     except BaseException as exc:  # the submission's fault: report it as data
-        send_reply(res_fd, Loaded(kind="loaded", nonce=nonce, ok=False, error=_fmt_exc(exc, source_path), layers=layers))
+        send_reply(res_fd, Loaded(kind="loaded", nonce=nonce, ok=False, error=_fmt_exc(exc, source_path),
+                                  line=_exc_line(exc, source_path), layers=layers))
         return
     send_reply(res_fd, Loaded(kind="loaded", nonce=nonce, ok=True, layers=layers))
 

@@ -164,7 +164,7 @@ class Evaluation:
             error = str(header.error)
             if _out_of_memory(error):
                 self.flags.append(F.MEMORY_LIMIT)
-            self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}")
+            self.load = LoadResult(ok=False, error=f"Loading ModelNew failed: {error}", line=header.line)
             return
         self.load = LoadResult(ok=True)
         self._check_layers(header.layers)

@@ -152,6 +152,7 @@ class Reply(_Message):
 
 class Loaded(Reply):
     kind: Literal["loaded"]
+    line: Optional[int] = Field(None, ge=1, le=10**7, description="the submission line where loading raised")
     layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
 
 

@@ -44,12 +44,19 @@ class StaticResult(_Record):
     flags: list[str] = Field(default_factory=list, description="Named flags of forbidden constructs found.")
     triton_kernels: list[str] = Field(default_factory=list, description="Names of @triton.jit functions defined.")
     uses_triton: bool = Field(False, description="The source defines at least one Triton kernel.")
+    line: Optional[int] = Field(None, ge=1, description="The submission line (1-based) the first error points at; "
+                                                       "None when no error is tied to a line.")
+    flag_lines: dict[str, int] = Field(default_factory=dict, description="The first submission line of each flag's "
+                                                                         "construct.")
 
 
 class LoadResult(_Record):
     ok: bool = Field(description="ModelNew imported, was constructed and ran once.")
     error: Optional[str] = Field(None, description="Exception or failure text when not ok.")
     exit_reason: Optional[str] = Field(None, description="How the child ended when it died: timeout, signal, exit code.")
+    line: Optional[int] = Field(None, ge=1, description="The submission line where loading raised: the innermost "
+                                                       "frame of the traceback inside the submission (or the line "
+                                                       "of a syntax error); None when it is not in the submission.")
 
 
 class Mismatch(_Record):
@@ -147,6 +154,7 @@ class Finding(_Record):
     detail: Optional[str] = None
     hack: bool
     layer: str
+    line: Optional[int] = Field(None, description="The submission line of the construct (static findings).")
 
 
 class EvalResult(_Record):
@@ -185,8 +193,19 @@ class EvalResult(_Record):
         for flag in dict.fromkeys(list(self.static.flags) + list(self.flags)):
             name, _, detail = flag.partition(":")
             out.append(Finding(name=name, detail=detail or None, hack=F.is_hack(flag),
-                               layer=F.LAYERS.get(name, "runtime-check")))
+                               layer=F.LAYERS.get(name, "runtime-check"), line=self.static.flag_lines.get(flag)))
         return out
+
+    @property
+    def failing_line(self) -> Optional[int]:
+        """The submission line to look at: a detected hack's construct, else the first static error, else
+        where loading raised; None when the failure is not tied to a line (or nothing failed)."""
+        hack = next((f.line for f in self.findings if f.hack and f.line), None)
+        if hack is not None:
+            return hack
+        if not self.static.ok:
+            return self.static.line
+        return self.load.line if self.load is not None and not self.load.ok else None
 
     @property
     def hacked(self) -> bool:

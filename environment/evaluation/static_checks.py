@@ -473,7 +473,8 @@ def check_source(source: str, reference_code: str) -> StaticResult:
         line = (exc.text or "").rstrip()
         return StaticResult(ok=False, errors=[f"SyntaxError at line {exc.lineno}: {exc.msg}"
                                               + (f" in `{line.strip()}`" if line else "")
-                                              + ". Fix the syntax; the module must import cleanly."])
+                                              + ". Fix the syntax; the module must import cleanly."],
+                            line=exc.lineno if exc.lineno and exc.lineno > 0 else None)
     depth = _depth(tree)
     if depth > MAX_AST_DEPTH:
         return StaticResult(ok=False, errors=[f"The submission's syntax tree is {depth} levels deep, over the "
@@ -502,5 +503,10 @@ def check_source(source: str, reference_code: str) -> StaticResult:
         elif ref and ref[0] >= 0 and not arity[1] and arity[0] != ref[0]:
             errors.append(f"ModelNew.forward takes {arity[0]} input(s) but the reference Model.forward takes "
                           f"{ref[0]}: use the same signature.")
+    flag_lines: dict[str, int] = {}
+    for f in visitor.findings:
+        if f.line > 0:
+            flag_lines.setdefault(f.flag, f.line)
+    first = visitor.findings[0].line if visitor.findings and visitor.findings[0].line > 0 else None
     return StaticResult(ok=not errors, errors=errors, flags=flags, triton_kernels=visitor.kernels,
-                        uses_triton=bool(visitor.kernels))
+                        uses_triton=bool(visitor.kernels), line=first, flag_lines=flag_lines)

@@ -7,7 +7,7 @@ import pytest
 from environment.evaluation.result import (CorrectnessResult, EvalResult, LoadResult, Mismatch, PerformanceResult,
                                            StaticResult, TimingStats)
 from environment.trajectory import EpisodeRecord, Message, StepRecord
-from ui import render as R
+from ui import charts, episode_view, markup, step_view, verdict
 from ui.app import checked_seed, default_example, example_choices, example_code
 from ui.players import ModelSettings, resolve_token
 from ui.session import PlayError, env_base_url
@@ -40,7 +40,7 @@ def step(n: int = 1, *, correct: bool = True, speedup=None, kind=None, timings=T
 
 
 def test_badges_show_each_stage_with_its_state():
-    html = R.badges_html(step(speedup=1.5, kind="measured_cpu"))
+    html = step_view.badges_html(step(speedup=1.5, kind="measured_cpu"))
     for stage, state in (("static", "pass"), ("compiled", "pass"), ("correct", "pass"), ("performance", "pass")):
         assert f'data-stage="{stage}" data-state="{state}"' in html
     assert "1.50x (measured, CPU wall clock)" in html
@@ -48,70 +48,70 @@ def test_badges_show_each_stage_with_its_state():
 
 
 def test_badges_mark_performance_not_reached_when_wrong():
-    html = R.badges_html(step(correct=False, mismatch=True))
+    html = step_view.badges_html(step(correct=False, mismatch=True))
     assert 'data-stage="correct" data-state="fail"' in html and "2/5 trials" in html
     assert 'data-stage="performance" data-state="skip"' in html
 
 
 def test_badges_of_a_model_turn_without_code_name_the_cause():
-    html = R.badges_html(StepRecord(step=1, error="the reply has no code block defining class ModelNew"))
+    html = step_view.badges_html(StepRecord(step=1, error="the reply has no code block defining class ModelNew"))
     assert 'data-stage="player" data-state="fail"' in html and "no code block" in html
 
 
 def test_breakdown_chart_parts_sum_to_the_score():
     s = step(speedup=1.0, kind="modeled")
-    html = R.breakdown_chart_html(s)
+    html = charts.breakdown_chart_html(s)
     assert 'data-score="0.7500"' in html
     assert "Score 0.750 = 0.100 + 0.300 + 0.100 + 0.250" in html  # three significant digits
     assert html.count("<title>") == 4
 
 
 def test_timing_chart_says_whether_the_speedup_was_measured_or_modeled():
-    assert "modeled (H100 roofline estimate, not measured): speedup 2.00x" in R.timing_chart_html(
+    assert "modeled (H100 roofline estimate, not measured): speedup 2.00x" in charts.timing_chart_html(
         step(speedup=2.0, kind="modeled"))
-    measured = R.timing_chart_html(step(speedup=2.0, kind="measured_cuda"))
+    measured = charts.timing_chart_html(step(speedup=2.0, kind="measured_cuda"))
     assert "measured with CUDA events" in measured and "2.00e+03 µs" not in measured and "2000 µs" in measured
     assert "whiskers: min to max" in measured and 'class="kp-whisker"' in measured
-    modeled = R.timing_chart_html(step(speedup=2.0, kind="modeled"))  # deterministic: no dispersion marks
+    modeled = charts.timing_chart_html(step(speedup=2.0, kind="modeled"))  # deterministic: no dispersion marks
     assert 'class="kp-whisker"' not in modeled and "kp-svg-band" not in modeled and "1000 µs" in modeled
     assert " ms" not in modeled.replace("µs", "")  # microseconds everywhere
     assert 'width="640"' in modeled and "time per forward call (µs" in modeled  # fixed size, axis title
-    missing = R.timing_chart_html(step(timings=False))
+    missing = charts.timing_chart_html(step(timings=False))
     assert "Timings: not available" in missing and "Modeled GPU time is not available" in missing
 
 
 def test_mismatch_table_lists_indices_values_and_errors():
     s = step(correct=False, mismatch=True)
-    frame = R.mismatch_frame(s)
-    assert list(frame.columns) == R.MISMATCH_COLUMNS
+    frame = step_view.mismatch_frame(s)
+    assert list(frame.columns) == step_view.MISMATCH_COLUMNS
     assert frame.iloc[0].tolist() == ["(0, 1)", 1.0, 1.5, 0.5]
     assert frame.iloc[1]["abs error"] == float("inf")  # NaN output counts as an unbounded error
-    summary = R.mismatch_summary(s)
+    summary = step_view.mismatch_summary(s)
     assert "First failing trial 2" in summary and "max abs error 0.5" in summary and "mean abs error 0.1" in summary
 
 
 def test_flags_separate_hacks_from_warnings():
-    html = R.flags_html(step(flags=("decoy_kernel", "no_custom_kernel")))
+    html = step_view.flags_html(step(flags=("decoy_kernel", "no_custom_kernel")))
     assert "hack: decoy_kernel" in html and "warning: no_custom_kernel" in html
-    assert "No flags" in R.flags_html(step())
+    assert "No flags" in step_view.flags_html(step())
 
 
 def test_log_collects_captured_output():
-    assert "printed by the kernel" in R.log_text(step())
+    assert "printed by the kernel" in step_view.log_text(step())
 
 
 def test_timeline_and_scores_track_the_best_so_far():
     record = EpisodeRecord(task_id="gelu_bias", seed=1, player="human", max_turns=3,
                            steps=[step(1, correct=False, mismatch=True), step(2), step(3, reward=0.2)])
     record.refresh()
-    frame = R.timeline_frame(record)
+    frame = episode_view.timeline_frame(record)
     assert frame["best so far"].tolist() == ["0.220", "0.500", "0.500"]
     assert frame["verdict"].tolist()[:2] == ["wrong 2/5", "correct"]
-    scores = R.scores_frame([("episode", record)])
+    scores = charts.scores_frame([("episode", record)])
     assert set(scores["series"]) == {"score", "best so far"} and len(scores) == 6
-    both = R.scores_frame([("A", record), ("B", record)])
+    both = charts.scores_frame([("A", record), ("B", record)])
     assert set(both["series"]) == {"A", "B"}
-    assert R.best_step(record).step == 2
+    assert episode_view.best_step(record).step == 2
 
 
 def test_winner_is_the_best_score_then_the_earlier_step():
@@ -119,29 +119,29 @@ def test_winner_is_the_best_score_then_the_earlier_step():
         r = EpisodeRecord(task_id="t", steps=[StepRecord(step=i + 1, code="x", reward=v) for i, v in enumerate(rewards)])
         r.refresh()
         return r
-    assert 'data-winner="A: you"' in R.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.4])))
-    assert 'data-winner="B: m"' in R.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.5])))
-    assert 'data-winner="tie"' in R.winner_html(("A", rec([0.5])), ("B", rec([0.5])))
-    assert "No result yet" in R.winner_html(("A", None), ("B", rec([0.5])))
+    assert 'data-winner="A: you"' in episode_view.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.4])))
+    assert 'data-winner="B: m"' in episode_view.winner_html(("A: you", rec([0.1, 0.5])), ("B: m", rec([0.5])))
+    assert 'data-winner="tie"' in episode_view.winner_html(("A", rec([0.5])), ("B", rec([0.5])))
+    assert "No result yet" in episode_view.winner_html(("A", None), ("B", rec([0.5])))
 
 
 def test_prompt_and_reply_views_of_a_model_step():
     s = StepRecord(step=1, code="x", prompt_messages=[Message(role="system", content="be fast"),
                                                        Message(role="user", content="Task: gelu_bias")],
                    raw_reply="```python\nx\n```")
-    assert "── user ──\nTask: gelu_bias" in R.prompt_text(s)
-    assert R.reply_text(s).startswith("```python")
-    assert "a person played" in R.prompt_text(step())
+    assert "── user ──\nTask: gelu_bias" in step_view.prompt_text(s)
+    assert step_view.reply_text(s).startswith("```python")
+    assert "a person played" in step_view.prompt_text(step())
 
 
 def test_renderers_accept_no_step():
-    for fn in (R.badges_html, R.timing_chart_html, R.breakdown_chart_html, R.log_text, R.feedback_text):
+    for fn in (step_view.badges_html, charts.timing_chart_html, charts.breakdown_chart_html, step_view.log_text, step_view.feedback_text):
         assert isinstance(fn(None), str)
-    assert isinstance(R.mismatch_frame(None), pd.DataFrame)
+    assert isinstance(step_view.mismatch_frame(None), pd.DataFrame)
 
 
 def test_status_escapes_html():
-    assert "&lt;script&gt;" in R.status_html("<script>", "error")
+    assert "&lt;script&gt;" in markup.status_html("<script>", "error")
 
 
 @pytest.mark.parametrize("value, message", [(None, "enter a seed"), (-3, "from 0 to"), (1.5, "whole number"),
@@ -205,12 +205,12 @@ def test_examples_come_from_the_shipped_solutions():
 def test_score_chart_draws_one_line_per_series_on_a_zero_to_one_axis():
     record = EpisodeRecord(task_id="gelu_bias", steps=[step(1, correct=False, mismatch=True), step(2)])
     record.refresh()
-    html = R.scores_chart_html([("episode", record)])
+    html = charts.scores_chart_html([("episode", record)])
     assert 'data-points="4"' in html and html.count("<polyline") == 2
     assert 'data-series="best so far"' in html and "step 2: 0.50" in html
-    two = R.scores_chart_html([("A: you", record), ("B: m", record)], "Score per turn")
+    two = charts.scores_chart_html([("A: you", record), ("B: m", record)], "Score per turn")
     assert 'data-series="A: you"' in two and 'data-series="B: m"' in two
-    assert "no steps yet" in R.scores_chart_html([])
+    assert "no steps yet" in charts.scores_chart_html([])
 
 
 def test_hub_push_problems_become_clear_messages(monkeypatch):
@@ -285,39 +285,62 @@ def hack_step(flag: str = "decoy_kernel", static_ok: bool = True) -> StepRecord:
                                                      ("try_except_fallback", False, "static")])
 def test_a_hack_is_one_red_verdict_everywhere_with_its_layer_and_rule(flag, static_ok, layer):
     s = hack_step(flag, static_ok)
-    v = R.verdict_of(s)
+    v = verdict.verdict_of(s)
     assert v.kind == "hack" and v.title == f"reward hack detected: {flag}, score 0"
     assert f"caught by the {layer} layer" in v.detail and flag in v.detail
-    html = R.badges_html(s)
+    html = step_view.badges_html(s)
     assert 'data-verdict="hack"' in html and f'data-layer="{layer}"' in html and "kp-v-hack" in html
     assert "✘ <b>Correct</b> <small>void: reward hack" in html  # never a green "5/5 trials" under a hack
     assert 'data-stage="performance" data-state="skip"' in html and "did not load" not in html
-    assert R.feedback_text(s).startswith(f"Verdict: reward hack detected: {flag}, score 0")
+    assert step_view.feedback_text(s).startswith(f"Verdict: reward hack detected: {flag}, score 0")
     record = EpisodeRecord(task_id="gelu_bias", seed=0, player="human", max_turns=2, steps=[s])
     record.refresh()
-    assert R.timeline_frame(record)["verdict"].tolist() == [f"hack: {flag}"]
-    assert f"Step 1 of 1: reward hack detected: {flag}, score 0" in R.step_header(s, record)
+    assert episode_view.timeline_frame(record)["verdict"].tolist() == [f"hack: {flag}"]
+    assert f"Step 1 of 1: reward hack detected: {flag}, score 0" in step_view.step_header(s, record)
 
 
 def test_wrong_failed_correct_and_environment_error_each_have_their_own_verdict():
-    assert (R.verdict_of(step(correct=False, mismatch=True)).kind, R.verdict_of(step(correct=False)).style) == \
+    assert (verdict.verdict_of(step(correct=False, mismatch=True)).kind, verdict.verdict_of(step(correct=False)).style) == \
         ("wrong", "warn")
-    assert R.verdict_of(step(correct=False)).title == "wrong: 2/5 trials passed, score 0.220"
-    ok = R.verdict_of(step(speedup=1.234, kind="modeled"))
+    assert verdict.verdict_of(step(correct=False)).title == "wrong: 2/5 trials passed, score 0.220"
+    ok = verdict.verdict_of(step(speedup=1.234, kind="modeled"))
     assert ok.kind == "correct" and ok.style == "ok" and "1.23x faster (modeled H100 estimate)" in ok.title
     failed = StepRecord(step=1, code="x", reward=0.0, observation={"compiled": False},
                         evaluation_json=EvalResult(task_id="t", backend="cpu", static=StaticResult(ok=True),
                                                    load=LoadResult(ok=False, error="NameError: tl\nmore")
                                                    ).model_dump_json())
-    v = R.verdict_of(failed)
+    v = verdict.verdict_of(failed)
     assert (v.kind, v.style, v.detail, v.short) == ("failed", "muted", "NameError: tl", "did not load")
     harness = StepRecord(step=1, code="x", reward=None, observation={"outcome": "harness_error"},
                          evaluation_json=EvalResult(task_id="t", backend="cpu", static=StaticResult(ok=True),
                                                     outcome="harness_error", harness_error="pool died"
                                                     ).model_dump_json())
-    v = R.verdict_of(harness)
+    v = verdict.verdict_of(harness)
     assert v.kind == "harness" and v.title == "no score (environment error)" and "pool died" in v.detail
-    assert 'data-stage="correct" data-state="skip"' in R.badges_html(harness)
+    assert 'data-stage="correct" data-state="skip"' in step_view.badges_html(harness)
+
+
+def test_the_failing_line_is_named_in_the_verdict_and_handed_to_the_line_marker():
+    code = "import torch\n\nx = tl.arange(0, 4)\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    failed = StepRecord(step=1, code=code, reward=0.0, observation={"compiled": False},
+                        evaluation_json=EvalResult(task_id="t", backend="cpu", static=StaticResult(ok=True),
+                                                   load=LoadResult(ok=False, error="NameError: name 'tl' is not "
+                                                                   "defined (line 3: `x = tl.arange(0, 4)`)", line=3)
+                                                   ).model_dump_json())
+    v = verdict.verdict_of(failed)
+    assert v.line == 3 and v.title == "failed to load at line 3, score 0.00"
+    assert 'data-line="3" data-line-text="x = tl.arange(0, 4)"' in step_view.badges_html(failed)
+    static = StaticResult(ok=False, errors=["line 2: try/except is not allowed"], flags=["try_except_fallback"],
+                          line=2, flag_lines={"try_except_fallback": 2})
+    hack = StepRecord(step=1, code="import torch\n  try:  <b>\n", reward=0.0, observation={"compiled": False},
+                      evaluation_json=EvalResult(task_id="t", backend="cpu", static=static).model_dump_json())
+    v = verdict.verdict_of(hack)
+    assert v.kind == "hack" and v.line == 2 and v.detail.startswith("caught by the static layer at line 2: ")
+    assert 'data-line="2" data-line-text="try:  &lt;b&gt;"' in step_view.verdict_html(hack)  # escaped
+    # A line the code does not have (or no line at all) is never marked.
+    beyond = hack.model_copy(update={"code": "x"})
+    assert "data-line" not in step_view.verdict_html(beyond)
+    assert "data-line" not in step_view.verdict_html(step(correct=False, mismatch=True))
 
 
 def test_numbers_have_three_significant_digits():
@@ -351,10 +374,10 @@ def test_step_diffs_ranking_and_leaderboard():
     b = b.model_copy(update={"code": "class ModelNew: pass\n# faster\n"})
     record = EpisodeRecord(task_id="gelu_bias", seed=1, player="human", max_turns=3, steps=[a, b])
     record.refresh()
-    assert "+# faster" in R.step_diff(record, b) and "first submission" in R.step_diff(record, a)
+    assert "+# faster" in step_view.step_diff(record, b) and "first submission" in step_view.step_diff(record, a)
     model = EpisodeRecord(task_id="gelu_bias", seed=1, player="model", model="m/x", max_turns=3, steps=[step(1)])
     model.refresh()
-    html = R.ranking_html(cmp.ranking([("A: you", record), ("B: m/x", model)]))
+    html = episode_view.ranking_html(cmp.ranking([("A: you", record), ("B: m/x", model)]))
     assert 'data-winner="A: you"' in html and "best 0.900 at step 2" in html
     board = cmp.leaderboard([record, model, model])
     assert board["player"].tolist() == ["person", "m/x"] and board["episodes"].tolist() == [1, 2]
