@@ -83,7 +83,8 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return _no_credit(F.MODELED_UNAVAILABLE, f"Modeled GPU time is off on this host: the counter self-test "
                                                   f"failed ({detail}).")
     task, cfg = ctx.task, ctx.config
-    shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
+    from environment.evaluation.modeled_gpu import model_shape_of
+    shape = model_shape_of(task)
     counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cap_bytes=cfg.input_cap_bytes)
     heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cap_bytes=cfg.input_cap_bytes)
     init = json_init(reference)

@@ -136,6 +136,32 @@ def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_sh
             setattr(reference, name, value)
 
 
+def model_shape_of(task: Any) -> dict[str, int]:
+    """The shape the model-shape replay counts at."""
+    return task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
+
+
+def prefetch(task: Any, cfg: Any, heldout_seed: int, replayer: Any) -> None:
+    """Send the replayer the GPU-shape input plan before the trials (protocol.MakeInputs), so it makes
+    the inputs while they run rather than on the replay's path. Speculative: the plan is made here
+    as prepare will make it (a fresh reference module at the model shape's dimensions first), and a
+    job whose plan differs has its inputs made again; nothing here decides a verdict."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.protocol import MakeInputs
+    try:
+        shape = model_shape_of(task)
+        fresh = task.load_reference()
+        for name, value in shape.items():
+            setattr(fresh, name, value)
+        planned = _plan(task, fresh, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), heldout_seed, shape)
+        if not isinstance(planned, GpuRun):
+            replayer.send(MakeInputs(plan=planned[2]), [], cfg.timeout_s)
+    except ChildDied:  # the job's own send finds it dead and says so
+        pass
+    except Exception:  # whatever fails here fails again, and is judged, where prepare plans
+        pass
+
+
 def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any,
             aten_only: bool = False) -> GpuRun:
     """The GPU-shape trace of the candidate and the reference's counted run there (before the replay).

@@ -63,6 +63,14 @@ class InputPlan(_Message):
     cap_bytes: int = Field(ge=0)
 
 
+class MakeInputs(_Message):
+    """An optional first frame for the replayer, sent while the trials run: make the GPU-shape inputs
+    of `plan` now (a later job's sampled replay with the same plan uses them)."""
+    cmd: Literal["inputs"] = "inputs"
+    nonce: str = ""
+    plan: InputPlan
+
+
 class SampledReplay(_Message):
     """The second replay of a job: the trace recorded at the task's GPU shape, replayed on inputs of
     that shape (`inputs` of them, made by the replayer from `plan`) with a sample of each launch's

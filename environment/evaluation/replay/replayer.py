@@ -7,8 +7,9 @@ tree, written into its own temp dir. Its job frame carries that module, the trac
 inputs (values the candidate never saw) and the candidate's constant tensors; it answers with the
 counted launch records and the replay's outputs. The evaluator decides what they are worth. The
 GPU-shape inputs of a sampled replay are made here from the job's plan (the reference's get_inputs
-under the seed derived for them), and their fingerprint sent in a first reply, before the
-submission's kernels are even loaded: nothing the submission does can change what that reply says.
+under the seed derived for them; while the trials run when the plan comes first, in a MakeInputs
+frame), and their fingerprint sent in a first reply, before the submission's kernels are even
+loaded: nothing the submission does can change what that reply says.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import hashlib
 import importlib.util
 import os
 import time
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 import torch
 
@@ -27,7 +28,7 @@ from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.child import enter_child, enter_sandbox, send_reply, serve_then_exit
-from environment.evaluation.protocol import Replayed, ReplayJob
+from environment.evaluation.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
 
 
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
@@ -45,10 +46,16 @@ def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
         triton_hooks.install()
         gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-    _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
+    made = None
+    if header.get("cmd") == "inputs":  # the GPU-shape inputs, made while the trials run; the job follows
+        plan = MakeInputs.model_validate(header).plan
+        made = (plan, *_made(plan))
+        header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
+    _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early, made)
 
 
-def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict) -> None:
+def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict,
+           made: Optional[tuple] = None) -> None:
     enter_child(job.tmpdir, cmd_fd, res_fd)
     name = f"kernels_{job.digest[:16]}"
     path = os.path.join(job.tmpdir, name + ".py")
@@ -57,10 +64,14 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
     layers = dict(enter_sandbox(job.model_copy(update={"limits": job.limits.model_copy(update={"seccomp": False})})),
                   **early)
     reply = functools.partial(Replayed, kind="replayed", nonce=job.nonce, layers=layers)
-    made: list[torch.Tensor] = []
+    inputs: list[torch.Tensor] = []
     if job.sampled is not None:  # the GPU-shape inputs, before any of the submission's code is loaded
-        made, said = _made(job.sampled)
+        inputs, said = made[1:] if made is not None and made[0] == job.sampled.plan else _made(job.sampled.plan)
+        if not said.get("sampled_inputs_error") and len(inputs) != job.sampled.inputs:
+            inputs, said = [], {"sampled_inputs_error": f"the plan made {len(inputs)} input(s), the trace has "
+                                                        f"{job.sampled.inputs}"}
         send_reply(res_fd, reply(ok=True, **said))
+    del made
     try:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -93,22 +104,20 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         return
     if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
         del outputs, replay, counter
-        update, checked = _sampled(job, made, rest, module)
+        update, checked = _sampled(job, inputs, rest, module)
         try:
             send_reply(res_fd, reply(ok=True, **update), checked)
         except frames.FrameError as exc:
             send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
 
 
-def _made(sampled) -> tuple[list[torch.Tensor], dict]:
+def _made(plan: InputPlan) -> tuple[list[torch.Tensor], dict]:
     """The GPU-shape inputs from the plan and what the first reply says of them: {fingerprint}, or
     {sampled_inputs_error} (the task's code failing here is the environment's, as in the reference)."""
     try:
-        inputs = planned_inputs(sampled.plan)
+        inputs = planned_inputs(plan)
     except Exception as exc:
         return [], {"sampled_inputs_error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    if len(inputs) != sampled.inputs:
-        return [], {"sampled_inputs_error": f"the plan made {len(inputs)} input(s), the trace has {sampled.inputs}"}
     return inputs, {"fingerprint": fingerprint(inputs)}
 
 
