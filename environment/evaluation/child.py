@@ -1,5 +1,7 @@
 """The child side of an evaluation: load a module in the sandbox, run it on the inputs it is sent,
-and send back bytes. It never sees a reference output, a secret or a verdict.
+and send back bytes. It never sees a reference output, a secret or a verdict. (The reference's child
+alone is sent one seed: the GPU-shape inputs' own, derived for them, to make those inputs itself
+rather than be sent their bytes; the values it would otherwise receive say as much.)
 
 The same loop serves the candidate (``ModelNew``) and the reference (``Model``), so both are run,
 timed and transported the same way.
@@ -22,8 +24,9 @@ from pydantic import ValidationError
 
 from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
 from environment.evaluation.launches import LaunchCounter
-from environment.evaluation.protocol import (COMMAND, Count, Counted, Exit, Fetch, Fetched, Job, Loaded, Ran, Reply,
-                                             ReplayJob, Run, Stage, Staged, Time, Timed, TraceCall, Traced, Unknown)
+from environment.evaluation.inputs import fingerprint, geometry, planned_inputs
+from environment.evaluation.protocol import (COMMAND, Count, Counted, Exit, Fetch, Fetched, Job, Loaded, Pick, Ran,
+                                             Reply, ReplayJob, Run, Stage, Staged, Time, Timed, TraceCall, Traced, Unknown)
 
 
 def _fmt_exc(exc: BaseException, filename: str) -> str:
@@ -202,6 +205,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
     staged: list[list[torch.Tensor]] = []
     staged_model = None
     timed_outputs: list[list[torch.Tensor]] = []
+    kept: list[torch.Tensor] = []      # the outputs of the last planned Count (the GPU-shape run), for Pick
     while True:
         header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 3600)
         try:
@@ -227,9 +231,15 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
                                     digests=[_digest(o) for o in timed_outputs]))
             elif isinstance(cmd, Fetch):
                 send_reply(res_fd, Fetched(kind="fetched", nonce=nonce, ok=True), timed_outputs[cmd.index])
+            elif isinstance(cmd, Count) and cmd.plan is not None:  # the reference only: inputs made here
+                kept = []
+                reply, kept = _cmd_count(model, planned_inputs(cmd.plan), device, planned=True)
+                send_reply(res_fd, reply.model_copy(update={"nonce": nonce}))
             elif isinstance(cmd, Count):  # the reference only: its own process, trusted task code
                 reply, out = _cmd_count(model, tensors, device)
                 send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
+            elif isinstance(cmd, Pick):
+                send_reply(res_fd, Fetched(kind="picked", nonce=nonce, ok=True), _pick(kept, tensors))
             elif isinstance(cmd, TraceCall):  # the candidate: a claim of what it did, replayed elsewhere
                 reply, out = _cmd_trace(model, tensors, device, cmd.geometry)
                 send_reply(res_fd, reply.model_copy(update={"nonce": nonce}), out)
@@ -237,15 +247,19 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             send_reply(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
 
 
-_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "fetch": Fetched, "count": Counted, "trace": Traced}
+_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "fetch": Fetched, "count": Counted, "trace": Traced,
+             "pick": Fetched}
 
 
 def _failure(cmd: str, nonce: str, error: str) -> Reply:
     return _REPLY_OF[cmd](kind=cmd, nonce=nonce, ok=False, error=error)
 
 
-def _cmd_count(model, tensors, device):
+def _cmd_count(model, tensors, device, planned: bool = False):
+    """The counted call; planned: on inputs made here (their geometry and fingerprint in the reply),
+    the outputs kept here, only their geometry sent."""
     from environment.evaluation.modeled.counting import CostCounter
+    extra = {"inputs": geometry(tensors), "fingerprint": fingerprint(tensors)} if planned else {}
     inputs = [t.to(device) for t in tensors]
     counter = CostCounter()
     start = time.perf_counter()
@@ -253,8 +267,23 @@ def _cmd_count(model, tensors, device):
         out = model(*inputs)
     compute = time.perf_counter() - start
     items, _ = _outputs(out)
-    return (Counted(kind="counted", nonce="", ok=True, report=counter.report(outputs=items), compute_s=compute),
-            [t.detach().to("cpu") for t in items])
+    items = [t.detach().to("cpu") for t in items]
+    if planned:
+        extra["kept"] = geometry(items)
+    return (Counted(kind="counted", nonce="", ok=True, report=counter.report(outputs=items), compute_s=compute,
+                    **extra), items)
+
+
+def _pick(kept: list[torch.Tensor], indices: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The kept outputs' values at the flat positions given (one int64 index tensor per output, for the
+    first len(indices) outputs)."""
+    if len(indices) > len(kept):
+        raise ValueError(f"{len(indices)} index tensor(s) for {len(kept)} kept output(s)")
+    for index, out in zip(indices, kept):
+        if index.dtype != torch.int64 or index.dim() != 1 or (index.numel() and (
+                int(index.min()) < 0 or int(index.max()) >= out.numel())):
+            raise ValueError("an index tensor is not int64 flat positions inside its output")
+    return [out.reshape(-1)[index] for index, out in zip(indices, kept)]
 
 
 def _cmd_trace(model, tensors, device, geometry=None):

@@ -169,6 +169,9 @@ class Evaluation:
         self.load = LoadResult(ok=True)
         self._check_layers(header.layers)
         self._lap("load")
+        if self.backend == "cpu" and self.config.cpu_speed != "measured" and self.config.gpu_shape_pricing:
+            from environment.evaluation.modeled_gpu import prefetch
+            prefetch(self.task, self.config, self.seeds.heldout, self.replayer)  # made while the trials run
         try:
             self._correctness(reference, cand, ref)
             self._lap("correctness")

@@ -168,6 +168,8 @@ def install() -> None:
     import triton.language as tl
     import triton.runtime.interpreter as interp
 
+    from environment.evaluation.modeled import nested_jit
+    nested_jit.install(interp)  # jit helpers called from a kernel do not re-patch the language (speed only)
     builder_cls = interp.InterpreterBuilder
     create_dot = builder_cls.create_dot
 

@@ -204,3 +204,33 @@ def json_init(reference: Any) -> Any:
     args = init_args(reference)
     ok = all(isinstance(a, (int, float, bool, str)) or a is None for a in args)
     return args if ok else None
+
+
+def planned_inputs(plan: Any) -> list[torch.Tensor]:
+    """The inputs a protocol.InputPlan names, made where they are used (a trusted child): the
+    reference's get_inputs at the plan's shape under its seed, as make_inputs makes them in the
+    evaluator, on a fresh module built from the reference's source (dims as Task.load_reference)."""
+    from environment.tasks.task import reference_module
+    return make_inputs(reference_module(plan.code, plan.derived), plan.shape, "normal", plan.seed,
+                       cap_bytes=plan.cap_bytes)
+
+
+def geometry(tensors: list[torch.Tensor]) -> list[tuple[list[int], str]]:
+    return [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
+
+
+# Elements per tensor a fingerprint reads (evenly spaced): inputs that are not a function of the seed
+# (a get_inputs that draws from an unseeded generator) differ nearly everywhere.
+FINGERPRINT_ITEMS = 1 << 16
+
+
+def fingerprint(tensors: list[torch.Tensor]) -> str:
+    """A digest of the inputs' geometry and of evenly spaced elements: the reference's child and the
+    replayer each make the GPU-shape inputs, and the evaluator compares their fingerprints."""
+    digest = hashlib.sha256(repr(geometry(tensors)).encode())
+    for t in tensors:
+        flat = t.detach().reshape(-1)
+        step = max(1, flat.numel() // FINGERPRINT_ITEMS)
+        sample = flat[::step].contiguous()
+        digest.update((sample.view(torch.int16) if sample.dtype == torch.bfloat16 else sample).numpy().tobytes())
+    return digest.hexdigest()

@@ -83,7 +83,8 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return _no_credit(F.MODELED_UNAVAILABLE, f"Modeled GPU time is off on this host: the counter self-test "
                                                   f"failed ({detail}).")
     task, cfg = ctx.task, ctx.config
-    shape = task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
+    from environment.evaluation.modeled_gpu import model_shape_of
+    shape = model_shape_of(task)
     counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cap_bytes=cfg.input_cap_bytes)
     heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cap_bytes=cfg.input_cap_bytes)
     init = json_init(reference)
@@ -258,9 +259,9 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
     cfg = ctx.config
     sampled, extra = None, []
     if gpu is not None:
-        sampled = SampledReplay(trace=gpu.trace, inputs=len(gpu.inputs), constants=len(gpu.constants),
-                                seed=gpu.sample_seed)
-        extra = list(gpu.inputs) + list(gpu.constants)
+        sampled = SampledReplay(trace=gpu.trace, plan=gpu.plan, inputs=len(gpu.geometry),
+                                constants=len(gpu.constants), seed=gpu.sample_seed)
+        extra = list(gpu.constants)
     job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
                     backend=ctx.backend, limits=Limits.of(cfg), sampled=sampled)
@@ -271,7 +272,11 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({exc}): "
                                           "launch fewer, smaller kernels and hold fewer constant tensors.")
     try:
-        head, outputs = ctx.replayer.request(job, Replayed, tensors, cfg.timeout_s * 4)
+        deadline = time.monotonic() + cfg.timeout_s * 4
+        ctx.replayer.send(job, tensors, cfg.timeout_s * 4)
+        if gpu is not None:  # first, what the replayer says of the GPU-shape inputs it made (modeled_gpu.price)
+            gpu.replayer_inputs, _ = ctx.replayer.receive(Replayed, max(0.0, deadline - time.monotonic()))
+        head, outputs = ctx.replayer.receive(Replayed, max(0.0, deadline - time.monotonic()))
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
     if not head.ok and head.harness:

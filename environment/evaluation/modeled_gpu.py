@@ -4,19 +4,23 @@ The model-shape replay (modeled_bridge.py) proves on held-out inputs that the ca
 work computes the answer. This stage prices that work at a size a GPU runs:
 
 1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
-   INPUT_CAP_BYTES and the evaluator's input cap (bounded memory: the evaluator, the reference child
-   and the replayer each hold one copy of the inputs; the candidate allocates zeros whose pages are
-   only committed when touched). None (model shape only) when the task has no GPU shape, none fits,
-   or its inputs are not all tensors.
+   INPUT_CAP_BYTES and the evaluator's input cap (bounded memory: the reference child and the
+   replayer each hold one copy of the inputs; the candidate allocates zeros whose pages are only
+   committed when touched). None (model shape only) when the task has no GPU shape, none fits, or
+   its inputs are not all tensors.
 2. The candidate's host code runs at that shape on zero-filled inputs it allocates itself (no values
    are sent: they are never used); its trace gives each launch's grid and arguments.
 3. The reference runs (and is counted, as at the model shape) in its own child on inputs of that
-   shape drawn from a secret label, giving its cost and the expected outputs.
+   shape drawn from a secret label, giving its cost; it keeps the outputs. No input byte travels:
+   the reference's child and the replayer each make the inputs from the plan (the reference's
+   source, the shape, the label's seed: protocol.InputPlan), the candidate's child never gets it,
+   and the two must report the same fingerprint (else the environment's: model-shape price).
 4. The replayer replays the GPU-shape trace on the same inputs, running per launch the corner
    programs and interior programs drawn from the secret sampling seed keyed to the submission's
    digest (one per stratum for the estimate, more as checks: replay/sampled.py), and scales their
    counts to the grid.
-5. Here: the positions the executed programs wrote must equal the reference's (else
+5. Here: the positions the executed programs wrote (fetched from the reference's child: Pick) must
+   equal the reference's (else
    `size_dependent`: host code that computes something else at the large shape earns nothing);
    the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
    programs were to write, estimate and check programs within each other's range and storing into
@@ -38,6 +42,7 @@ badly at the GPU shape could escape to its model-shape speedup by misbehaving on
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -45,12 +50,13 @@ import torch
 
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
-from environment.evaluation.inputs import _planned_bytes, json_init, make_inputs
+from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
+from environment.evaluation.protocol import InputPlan
 from environment.evaluation.replay.sampled import COVERAGE_SLACK
 
 
-# Inputs of the GPU shape are held by the evaluator, the reference child and the replayer (one copy
-# each); larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
+# Inputs of the GPU shape are made and held by the reference child and the replayer (one copy each);
+# larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
 INPUT_CAP_BYTES = 256 << 20
 # The most speedup a pure PyTorch submission earns when it cannot be priced at the GPU shape by its doing
 EXCUSED_CAP = 1.0
@@ -62,12 +68,16 @@ class GpuRun:
     reference's run there; or why there is none (`why`), and whether that is the submission's doing
     (`flag`: the stage ends with no speed credit) or the environment's (model-shape price stands)."""
     shape: dict[str, int] = field(default_factory=dict)
-    inputs: list[torch.Tensor] = field(default_factory=list)
+    plan: Any = None           # protocol.InputPlan: the inputs, made by the reference's child and the replayer
+    geometry: list = field(default_factory=list)   # the inputs' (shape, dtype), planned on the meta device
     sample_seed: int = 0
     trace: Any = None
     constants: list[torch.Tensor] = field(default_factory=list)
     reference: Optional[dict] = None
-    expected: list[torch.Tensor] = field(default_factory=list)
+    kept: list = field(default_factory=list)       # the outputs' (shape, dtype), kept by the reference's child
+    fingerprint: str = ""      # of the inputs the reference's child made
+    replayer_inputs: Any = None  # the replayer's first reply (its inputs' fingerprint), read by _replay
+    ref: Any = None            # the reference's child, which holds the outputs (Pick)
     why: str = ""
     flag: Optional[str] = None
     pending: Any = None        # the reference child, while its GPU-shape run is in flight
@@ -106,7 +116,7 @@ def choose_shape(task: Any, reference: Any, cap_bytes: int) -> tuple[Optional[di
 
 
 def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_shape: dict[str, int]):
-    """(shape, geometry, inputs, init, sample seed) or a GpuRun saying why not (the reference
+    """(shape, geometry, input plan, init, sample seed) or a GpuRun saying why not (the reference
     module's dimensions are left at the model shape)."""
     shape, why = choose_shape(task, reference, cap_bytes)
     try:
@@ -118,12 +128,38 @@ def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_sh
             planned = list(reference.get_inputs())
         if not all(isinstance(t, torch.Tensor) for t in planned):
             return GpuRun(why="the task's inputs are not all tensors")
-        geometry = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in planned]
-        inputs = make_inputs(reference, shape, "normal", _label(heldout_seed, "gpu-inputs"), cap_bytes=cap_bytes)
-        return shape, geometry, inputs, json_init(reference), _label(heldout_seed, "gpu-sample")
+        plan = InputPlan(code=task.reference_code, derived=task.derived, shape=shape,
+                         seed=_label(heldout_seed, "gpu-inputs"), cap_bytes=cap_bytes)
+        return shape, geometry_of(planned), plan, json_init(reference), _label(heldout_seed, "gpu-sample")
     finally:
         for name, value in model_shape.items():
             setattr(reference, name, value)
+
+
+def model_shape_of(task: Any) -> dict[str, int]:
+    """The shape the model-shape replay counts at."""
+    return task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
+
+
+def prefetch(task: Any, cfg: Any, heldout_seed: int, replayer: Any) -> None:
+    """Send the replayer the GPU-shape input plan before the trials (protocol.MakeInputs), so it makes
+    the inputs while they run rather than on the replay's path. Speculative: the plan is made here
+    as prepare will make it (a fresh reference module at the model shape's dimensions first), and a
+    job whose plan differs has its inputs made again; nothing here decides a verdict."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.protocol import MakeInputs
+    try:
+        shape = model_shape_of(task)
+        fresh = task.load_reference()
+        for name, value in shape.items():
+            setattr(fresh, name, value)
+        planned = _plan(task, fresh, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), heldout_seed, shape)
+        if not isinstance(planned, GpuRun):
+            replayer.send(MakeInputs(plan=planned[2]), [], cfg.timeout_s)
+    except ChildDied:  # the job's own send finds it dead and says so
+        pass
+    except Exception:  # whatever fails here fails again, and is judged, where prepare plans
+        pass
 
 
 def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str, int], rebuilt: Any,
@@ -140,7 +176,7 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
     if isinstance(planned, GpuRun):
         return planned
-    shape, geometry, inputs, init, seed = planned
+    shape, geometry, plan, init, seed = planned
     try:
         traced, constants = cand.request(TraceCall(init=init, geometry=geometry), Traced, [], cfg.timeout_s * 4)
     except FrameError as exc:
@@ -157,11 +193,11 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
         return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
                       flag=F.UNREPLAYABLE)
     try:  # sent now, received after the replay (collect): the reference computes while the replayer does
-        ref.send(Count(init=init), inputs, cfg.timeout_s * 4)
+        ref.send(Count(init=init, plan=plan), [], cfg.timeout_s * 4)
     except ChildDied as died:  # the environment's: every submission would be priced at the model shape
         return GpuRun(shape=shape, why=f"the reference stopped at the GPU shape on this host ({died.reason})")
-    return GpuRun(shape=shape, inputs=inputs, sample_seed=seed, trace=traced.trace, constants=list(constants),
-                  pending=ref, timeout_s=cfg.timeout_s * 4)
+    return GpuRun(shape=shape, plan=plan, geometry=geometry, sample_seed=seed, trace=traced.trace,
+                  constants=list(constants), pending=ref, timeout_s=cfg.timeout_s * 4)
 
 
 def collect(gpu: Optional[GpuRun]) -> None:
@@ -173,14 +209,17 @@ def collect(gpu: Optional[GpuRun]) -> None:
         return
     ref, gpu.pending = gpu.pending, None
     try:
-        counted, expected = ref.receive(Counted, gpu.timeout_s)
+        counted, _ = ref.receive(Counted, gpu.timeout_s)
     except ChildDied as died:
         gpu.trace, gpu.why = None, f"the reference stopped there on this host ({died.reason})"
         return
     if not counted.ok:
         gpu.trace, gpu.why = None, f"the reference cannot run there on this host ({(counted.error or '')[:200]})"
         return
-    gpu.reference, gpu.expected = counted.report, list(expected)
+    if [(list(s), d) for s, d in counted.inputs] != [(list(s), d) for s, d in gpu.geometry]:
+        gpu.trace, gpu.why = None, "the reference's inputs there are not those the candidate was traced on"
+        return
+    gpu.reference, gpu.kept, gpu.fingerprint, gpu.ref = counted.report, list(counted.kept), counted.fingerprint, ref
 
 
 def usable_trace(traced: Any) -> str:
@@ -205,7 +244,13 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     from environment.evaluation.modeled.model import model_cost
     if gpu.trace is None:
         return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused)
-    flag, why = judge(ctx, head, checked, gpu.expected, gpu.shape)
+    unmade = inputs_differ(gpu)
+    if unmade:  # the environment's: both children said it before any of the submission's code ran
+        return Priced(why=f"at the GPU shape {gpu.shape} {unmade}")
+    try:
+        flag, why = judge(ctx, head, checked, gpu)
+    except Unread as exc:  # the reference's child failing to answer is the environment's
+        return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})")
     if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
@@ -215,10 +260,47 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
         ref = model_cost(gpu.reference["launches"], spec, tolerance, gpu.shape)
     except (KeyError, TypeError, ValueError) as exc:
         return Priced(why=f"its cost records are invalid ({exc})", flag=F.INVALID_COST)
-    invalid = validate(cand, sum(t.numel() * t.element_size() for t in gpu.expected), spec)
+    invalid = validate(cand, sum(_numel(s) * getattr(torch, d).itemsize for s, d in gpu.kept), spec)
     if invalid:
         return Priced(why=f"the modeled cost cannot be credited: {invalid}", flag=F.INVALID_COST)
     return Priced(candidate=cand, reference=ref)
+
+
+def inputs_differ(gpu: GpuRun) -> str:
+    """Why the replayer's GPU-shape inputs are not the reference's ("" when they are the same), from
+    the replayer's first reply (sent before it loads the submission's kernels)."""
+    said = gpu.replayer_inputs
+    if said is None:
+        return "the replayer did not say which inputs it made"
+    if said.sampled_inputs_error:
+        return f"the replayer could not make the inputs on this host ({said.sampled_inputs_error[:200]})"
+    if said.fingerprint != gpu.fingerprint:
+        return "the task's inputs differ when made twice (get_inputs must draw from torch's seeded generator only)"
+    return ""
+
+
+class Unread(Exception):
+    """The reference's child did not give back its outputs at the checked positions."""
+
+
+def _numel(shape: list[int]) -> int:
+    return math.prod(int(n) for n in shape)
+
+
+def _picked(gpu: GpuRun, indices: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The reference's outputs (kept by its child) at the positions the replay checked."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.frames import FrameError
+    from environment.evaluation.protocol import Fetched, Pick
+    try:
+        head, values = gpu.ref.request(Pick(), Fetched, indices, gpu.timeout_s)
+    except (ChildDied, FrameError) as exc:
+        raise Unread(str(exc)[:200]) from None
+    if not head.ok:
+        raise Unread((head.error or "")[:200])
+    if len(values) != len(indices) or any(v.shape != i.shape for v, i in zip(values, indices)):
+        raise Unread("its reply does not match the positions asked")
+    return values
 
 
 def merged_report(report: dict, sampled: dict) -> dict:
@@ -228,9 +310,9 @@ def merged_report(report: dict, sampled: dict) -> dict:
                            for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
 
 
-def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch.Tensor],
-          shape: dict[str, int]) -> tuple[Optional[str], str]:
+def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tuple[Optional[str], str]:
     """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can."""
+    shape = gpu.shape
     if head.sampled_error:
         return None, f"its replay failed ({head.sampled_error[:300]})"
     report = head.sampled_report or {}
@@ -253,21 +335,26 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], expected: list[torch
     if short:
         return None, (f"the sampled programs store only {coverage[short[0]]:.0%} of output {short[0]} (every "
                       "program must write its block of the returned output: a skipped block cannot be checked)")
-    if len(checked) != 2 * len(expected):
-        return None, f"the replay returned {len(checked) // 2} output(s), the reference {len(expected)}"
-    for k, want in enumerate(expected):
-        index, values = checked[2 * k], checked[2 * k + 1]
+    if len(checked) != 2 * len(gpu.kept):
+        return None, f"the replay returned {len(checked) // 2} output(s), the reference {len(gpu.kept)}"
+    indices, invalid = [], ""
+    for k, (index, (dims, _)) in enumerate(zip(checked[0::2], gpu.kept)):
         if index.numel() == 0:
-            return None, f"no sampled program wrote output {k}"
-        if index.dtype != torch.int64 or int(index.max()) >= want.numel() or int(index.min()) < 0:
-            return None, f"output {k} does not have the reference's shape"
-        got = want.flatten()[index]
-        err, _, _ = compare(got, values, ctx.task.atol, ctx.task.rtol, -1, "normal", shape)
+            invalid = f"no sampled program wrote output {k}"
+        elif index.dtype != torch.int64 or index.dim() != 1 or int(index.max()) >= _numel(dims) or int(index.min()) < 0:
+            invalid = f"output {k} does not have the reference's shape"
+        if invalid:  # the outputs before it are still compared first, in order
+            break
+        indices.append(index)
+    for k, got in enumerate(_picked(gpu, indices) if indices else []):  # the reference's values there
+        err, _, _ = compare(got, checked[2 * k + 1], ctx.task.atol, ctx.task.rtol, -1, "normal", shape)
         if err:
             return F.SIZE_DEPENDENT, (f"the sampled programs compute a wrong result ({err}): host code must "
                                       "launch the same computation at every size")
+    if invalid:
+        return None, invalid
     written = sum(r.get("bytes_written", r["bytes_unique"]) for r in report.get("launches", []))
-    output_bytes = sum(t.numel() * t.element_size() for t in expected)
+    output_bytes = sum(_numel(dims) * getattr(torch, dtype).itemsize for dims, dtype in gpu.kept)
     if written < output_bytes:
         return None, "the launches write fewer bytes than the outputs hold"
     return None, ""

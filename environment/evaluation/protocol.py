@@ -52,11 +52,31 @@ class Job(_Message):
     train_mode: bool = False        # run the model as constructed (KernelBench), not after .eval()
 
 
+class InputPlan(_Message):
+    """The GPU-shape inputs, made by the trusted process that uses them (the reference's child, the
+    replayer) instead of being sent: the reference's get_inputs at `shape` under `seed` (inputs.py
+    planned_inputs), what the evaluator's make_inputs would make. Never sent to the candidate."""
+    code: str                       # the reference's source (task code)
+    derived: str = ""
+    shape: dict[str, int]
+    seed: int = Field(ge=0, lt=2**63)
+    cap_bytes: int = Field(ge=0)
+
+
+class MakeInputs(_Message):
+    """An optional first frame for the replayer, sent while the trials run: make the GPU-shape inputs
+    of `plan` now (a later job's sampled replay with the same plan uses them)."""
+    cmd: Literal["inputs"] = "inputs"
+    nonce: str = ""
+    plan: InputPlan
+
+
 class SampledReplay(_Message):
     """The second replay of a job: the trace recorded at the task's GPU shape, replayed on inputs of
-    that shape with a sample of each launch's programs (replay/sampled.py). Its tensors follow the
-    first replay's in the frame: `inputs` inputs, then `constants` constant tensors."""
+    that shape (`inputs` of them, made by the replayer from `plan`) with a sample of each launch's
+    programs (replay/sampled.py). Its `constants` tensors follow the first replay's in the frame."""
     trace: Trace
+    plan: InputPlan
     inputs: int = Field(ge=0)
     constants: int = Field(ge=0)
     seed: int = Field(ge=0, lt=2**63, description="draws the interior programs (the secret sampling seed)")
@@ -107,6 +127,15 @@ class Fetch(_Command):
 
 class Count(_Command):
     cmd: Literal["count"] = "count"
+    # The reference only. With a plan: count on inputs it makes itself (the GPU-shape run), send no
+    # outputs and keep them for Pick (only the positions the replay checked travel back).
+    plan: Optional[InputPlan] = None
+
+
+class Pick(_Command):
+    """The values of the outputs kept by the last planned Count at the frame's index tensors (one
+    int64 tensor of flat positions per output)."""
+    cmd: Literal["pick"] = "pick"
 
 
 class TraceCall(_Command):
@@ -121,7 +150,7 @@ class Exit(_Command):
     cmd: Literal["exit"] = "exit"
 
 
-Command = Annotated[Union[Run, Stage, Time, Fetch, Count, TraceCall, Exit], Field(discriminator="cmd")]
+Command = Annotated[Union[Run, Stage, Time, Fetch, Count, Pick, TraceCall, Exit], Field(discriminator="cmd")]
 COMMAND = TypeAdapter(Command)
 
 
@@ -179,13 +208,18 @@ class Timed(Reply):
 
 
 class Fetched(Reply):
-    kind: Literal["fetched", "fetch"]
+    kind: Literal["fetched", "fetch", "picked", "pick"]
 
 
 class Counted(Reply):
     """The reference's own counted call (task code, its own process)."""
     kind: Literal["counted", "count"]
     report: dict[str, Any] = Field(default_factory=dict)
+    # a planned Count: the geometry ((shape, dtype) each) of the inputs it made and of the outputs it
+    # kept, and the inputs' fingerprint (inputs.fingerprint: the replayer's must be the same)
+    inputs: list[tuple[list[int], str]] = Field(default_factory=list, max_length=64)
+    kept: list[tuple[list[int], str]] = Field(default_factory=list, max_length=64)
+    fingerprint: str = ""
 
 
 class Traced(Reply):
@@ -202,6 +236,9 @@ class Replayed(Reply):
     report: dict[str, Any] = Field(default_factory=dict)
     sampled_report: Optional[dict[str, Any]] = None
     sampled_error: Optional[str] = None
+    sampled_inputs_error: Optional[str] = Field(None, description="the replayer could not make the GPU-shape "
+                                                "inputs from the plan (the environment's, like the reference's)")
+    fingerprint: str = ""           # of the GPU-shape inputs it made, before any kernel ran
     layers: dict[str, Union[bool, int, str]] = Field(default_factory=dict)
 
 

@@ -65,14 +65,26 @@ class Task:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sys.modules.pop(name, None)
-        if self.derived:
-            from environment.tasks.scaling import Derived
-            module.__class__ = Derived
-            module.__dict__["__derived__"] = self.derived
-        if "cuda" in self.reference_code:
-            from environment.tasks.devices import on_host
-            on_host(module)
-        return module
+        return _as_reference(module, self.reference_code, self.derived)
+
+
+def reference_module(code: str, derived: str = "") -> types.ModuleType:
+    """The reference as Task.load_reference makes it, from its source text: what a trusted child
+    (the reference's, the replayer) runs get_inputs from to make the GPU-shape inputs itself."""
+    module = types.ModuleType("_kernel_env_reference")
+    exec(compile(code, "<reference>", "exec"), module.__dict__)
+    return _as_reference(module, code, derived)
+
+
+def _as_reference(module: types.ModuleType, code: str, derived: str) -> types.ModuleType:
+    if derived:
+        from environment.tasks.scaling import Derived
+        module.__class__ = Derived
+        module.__dict__["__derived__"] = derived
+    if "cuda" in code:
+        from environment.tasks.devices import on_host
+        on_host(module)
+    return module
 
 
 class TaskError(ValueError):

@@ -189,6 +189,8 @@ def install() -> None:
     import triton.runtime.interpreter as interp
 
     interp._interpreter = _NativeProxy(interp._interpreter)
+    from environment.evaluation.modeled import nested_jit
+    nested_jit.install(interp)  # jit helpers called from a kernel do not re-patch the language (speed only)
     builder = interp.InterpreterBuilder
     _after(builder, "binary_op", _elementwise(0))
     _after(builder, "unary_op", _elementwise(0))

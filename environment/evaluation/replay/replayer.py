@@ -5,7 +5,11 @@ children), so it inherits no seed, no source and no other session's data. It nev
 submission: its kernels come from the module rebuild.py generated from the submission's syntax
 tree, written into its own temp dir. Its job frame carries that module, the trace, the held-out
 inputs (values the candidate never saw) and the candidate's constant tensors; it answers with the
-counted launch records and the replay's outputs. The evaluator decides what they are worth.
+counted launch records and the replay's outputs. The evaluator decides what they are worth. The
+GPU-shape inputs of a sampled replay are made here from the job's plan (the reference's get_inputs
+under the seed derived for them; while the trials run when the plan comes first, in a MakeInputs
+frame), and their fingerprint sent in a first reply, before the submission's kernels are even
+loaded: nothing the submission does can change what that reply says.
 """
 from __future__ import annotations
 
@@ -14,16 +18,17 @@ import hashlib
 import importlib.util
 import os
 import time
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 import torch
 
 from environment.evaluation import frames, gpu_numerics, sandbox
+from environment.evaluation.inputs import fingerprint, planned_inputs
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.child import enter_child, enter_sandbox, send_reply, serve_then_exit
-from environment.evaluation.protocol import Replayed, ReplayJob
+from environment.evaluation.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
 
 
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:
@@ -41,10 +46,16 @@ def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
         triton_hooks.install()
         gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
-    _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early)
+    made = None
+    if header.get("cmd") == "inputs":  # the GPU-shape inputs, made while the trials run; the job follows
+        plan = MakeInputs.model_validate(header).plan
+        made = (plan, *_made(plan))
+        header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
+    _serve(ReplayJob.model_validate(header), tensors, cmd_fd, res_fd, early, made)
 
 
-def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict) -> None:
+def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int, early: dict,
+           made: Optional[tuple] = None) -> None:
     enter_child(job.tmpdir, cmd_fd, res_fd)
     name = f"kernels_{job.digest[:16]}"
     path = os.path.join(job.tmpdir, name + ".py")
@@ -53,6 +64,14 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
     layers = dict(enter_sandbox(job.model_copy(update={"limits": job.limits.model_copy(update={"seccomp": False})})),
                   **early)
     reply = functools.partial(Replayed, kind="replayed", nonce=job.nonce, layers=layers)
+    inputs: list[torch.Tensor] = []
+    if job.sampled is not None:  # the GPU-shape inputs, before any of the submission's code is loaded
+        inputs, said = made[1:] if made is not None and made[0] == job.sampled.plan else _made(job.sampled.plan)
+        if not said.get("sampled_inputs_error") and len(inputs) != job.sampled.inputs:
+            inputs, said = [], {"sampled_inputs_error": f"the plan made {len(inputs)} input(s), the trace has "
+                                                        f"{job.sampled.inputs}"}
+        send_reply(res_fd, reply(ok=True, **said))
+    del made
     try:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -64,7 +83,7 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
                                            f"{str(exc)[:500]}"))
         return
-    extra = (job.sampled.inputs + job.sampled.constants) if job.sampled else 0
+    extra = job.sampled.constants if job.sampled else 0
     main, rest = tensors[:len(tensors) - extra], tensors[len(tensors) - extra:]
     try:
         counter = CostCounter(lifts_are_copies=True)
@@ -85,23 +104,35 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         return
     if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
         del outputs, replay, counter
-        update, checked = _sampled(job, rest, module)
+        update, checked = _sampled(job, inputs, rest, module)
         try:
             send_reply(res_fd, reply(ok=True, **update), checked)
         except frames.FrameError as exc:
             send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
 
 
-def _sampled(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[dict, list[torch.Tensor]]:
+def _made(plan: InputPlan) -> tuple[list[torch.Tensor], dict]:
+    """The GPU-shape inputs from the plan and what the first reply says of them: {fingerprint}, or
+    {sampled_inputs_error} (the task's code failing here is the environment's, as in the reference)."""
+    try:
+        inputs = planned_inputs(plan)
+    except Exception as exc:
+        return [], {"sampled_inputs_error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+    return inputs, {"fingerprint": fingerprint(inputs)}
+
+
+def _sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor],
+             module) -> tuple[dict, list[torch.Tensor]]:
     """The replay at the GPU shape (a sample of each launch's programs, counts scaled to the grid):
     ({sampled_report} or {sampled_error}, the checked output positions and their values)."""
     sampled = job.sampled
+    if len(inputs) != sampled.inputs:  # no inputs made (the first reply said why): nothing to replay
+        return {"sampled_error": "no inputs were made"}, []
     try:
         # the programs sampled (the estimate's too) are keyed to the secret seed and this submission's kernels
         seed = int.from_bytes(hashlib.sha256(f"{sampled.seed}|{job.digest}".encode()).digest()[:8], "little") >> 1
         counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
-        replay = Replay(sampled.trace, tensors[:sampled.inputs], tensors[sampled.inputs:], module, job.kernels,
-                        counter)
+        replay = Replay(sampled.trace, inputs, constants, module, job.kernels, counter)
         with torch.no_grad(), counter:
             outputs = replay.run()
             checked = replay.checked_outputs()
