@@ -337,6 +337,14 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
                       "program must write its block of the returned output: a skipped block cannot be checked)")
     if len(checked) != 2 * len(gpu.kept):
         return None, f"the replay returned {len(checked) // 2} output(s), the reference {len(gpu.kept)}"
+    # what forward returns there must be the reference's outputs, not a view of a part of them: coverage and
+    # values are judged on the returned view, so a prefix view passes both (red team a110-a112)
+    for k, (meta, (dims, dtype)) in enumerate(zip(report.get("output_meta", []), gpu.kept)):
+        if [list(meta[0]), meta[1]] != [list(dims), dtype]:
+            return None, (f"output {k} is {meta[1]}{list(meta[0])} there, the reference's {dtype}{list(dims)}: "
+                          "return the whole output at every size")
+    if len(report.get("output_meta", [])) != len(gpu.kept):
+        return None, "the replay reports no shape for some output"
     indices, invalid = [], ""
     for k, (index, (dims, _)) in enumerate(zip(checked[0::2], gpu.kept)):
         if index.numel() == 0:

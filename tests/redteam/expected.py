@@ -249,4 +249,27 @@ EXPECTED: dict[str, Expect] = {
     "a109_all_interior_skip_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
                                               gap="before the fix: 0.81x (0.713), the shipped kernel's price; wrong on "
                                                   "a GPU outside the corners"),
+    # red team 4: three more ways for unsampled programs to do less than the sample shows. Since then the reward
+    # takes the lower of the model-shape speedup (every program replayed) and the GPU-shape one (credited_speedup):
+    # whatever a kernel does to the sample earns at most its fully replayed price. Each hole is closed as well, so
+    # a kernel priced down at the GPU shape cannot escape to its model-shape price through it. a110-a112: the
+    # returned output's shape and dtype there must be the reference's (a prefix view was judged on itself)
+    "a110_shrunk_output_view.py": GPU("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
+                                         gap="before the fixes: 3.76x (0.989) vs honest 2.00x (0.875); forward "
+                                             "returns a 1024-element prefix view at the GPU shape"),
+    "a111_shrunk_output_view_matmul.py": GPU("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True,
+                                                gap="before the fixes: 10x clamped (1.0) vs honest 1.04x (0.757)"),
+    "a112_shrunk_output_view_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+                                               gap="before the fixes: 10x clamped (1.0) vs honest 0.81x (0.713)"),
+    # output coverage was summed over launches: copy launches over the same grid stored the same rows again. Now an
+    # element counts once, whichever launch stored it first: 1/8 of each tile covers 1/8 of the output
+    "a113_coverage_summed_over_copy_launches.py": GPU("matmul_bias_relu", "harmless", "unreplayable", "replay",
+                                                         correct=True, gap="before the fix: 4.26x (1.0) vs honest "
+                                                                           "1.04x (0.757)"),
+    "a115_coverage_summed_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+                                            gap="before the fix: 2.47x (0.913) vs honest 0.81x (0.713)"),
+    # the occupancy term's busiest program was the one with the largest raw FLOP sum: int8 junk dots in a corner
+    "a114_corner_padding_occupancy.py": GPU("causal_attention", "harmless", None, "replay", correct=True,
+                                               gap="before the lower-of rule: 1.69x (0.844) vs shipped 0.81x (0.713); a "
+                                                   "balanced honest flash kernel earns 1.57x (0.832)"),
 }

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from environment.evaluation.inputs import geometry
 from environment.evaluation.replay import sampled
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
 
@@ -201,6 +202,7 @@ class Replay:
                 idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
                 self.counter.output_coverage.append(
                     sampled.output_coverage(t, self.counter.sampled_launches, self.aten_written))
+                self.counter.output_meta += [list(g) for g in geometry([t])]
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
         return out
