@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from environment.config import harness_config
+from environment.feedback import render
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
 
@@ -57,7 +58,7 @@ def test_the_worse_kernel_is_modeled_slower_by_at_least_the_pinned_ratio(task_id
 
 def _evaluated(task_id: str, source: str):
     config = dataclasses.replace(harness_config(), gpu_shape_pricing=True)
-    return evaluate(get_task(task_id), source, config, seed=3).performance
+    return evaluate(get_task(task_id), source, config, seed=3)
 
 
 def test_spilled_registers_are_priced_as_local_memory_traffic():
@@ -69,8 +70,10 @@ def test_spilled_registers_are_priced_as_local_memory_traffic():
     assert all(launch.spill_bytes > 0 for launch in worse.launches)
     assert all(launch.spill_bytes == 0 for launch in good.launches)
     assert worse.peak_fraction < good.peak_fraction
-    compiled = _evaluated("gelu_bias", (HERE / "gelu_spilling_tiles.py").read_text()).compile
+    result = _evaluated("gelu_bias", (HERE / "gelu_spilling_tiles.py").read_text())
+    compiled = result.performance.compile
     assert compiled and all(info.ok and info.spills and info.registers == 255 for info in compiled), compiled
+    assert "MB of spilled registers" in render(result, 0.0, {})   # the feedback says why
 
 
 def test_registers_limit_the_programs_resident_per_sm():
