@@ -72,5 +72,8 @@ def test_compile_results_join_only_their_own_signature_and_a_failed_compile_join
     assert "compiled" not in records[1] and "compiled" not in records[2] and "compiled" not in records[3]
     assert occ.compiled_by_key([SIG, other], infos[:1]) == {}   # not one answer per signature: no join
     assert occ.infos_for([other], [SIG, other], infos) == infos[1:]
+    beyond = dict(SIG, constexprs={"BLOCK": 2048})   # a signature the capped compile left out
+    [left_out] = occ.infos_for([beyond], [SIG, other], infos)
+    assert not left_out.ok and "distinct kernel specialisations" in left_out.error   # denies credit (gates)
     assert occ.infos_for([SIG], [SIG, other], infos[:1]) == infos[:1]
     assert occ.distinct([SIG, dict(SIG), other]) == [SIG, other]

@@ -44,12 +44,17 @@ def compiled_by_key(kernels: list[dict], infos: list[CompileInfo]) -> dict[str, 
 
 
 def infos_for(kernels: list[dict], compiled: list[dict], infos: list[CompileInfo]) -> list[CompileInfo]:
-    """The compile's answers for `kernels` (a subset of the `compiled` signatures, which `infos`
-    answers in order); an answer that is not one per signature (a refused request) is returned whole."""
+    """The compile's answers for `kernels` (the `compiled` signatures, which `infos` answers in order,
+    are the first of them); an answer that is not one per signature (a refused request) is returned
+    whole. A kernel left out of the compile (beyond aot.MAX_KERNELS) is a failure: it was neither
+    checked for sm_90 nor priced with its registers and spills."""
     if len(infos) != len(compiled):
         return list(infos)
     by_sig = {kernel_key(sig): info for sig, info in zip(compiled, infos)}
-    return [by_sig[key] for key in map(kernel_key, kernels) if key in by_sig]
+    return [by_sig.get(kernel_key(sig)) or CompileInfo(
+        kernel=str(sig.get("name", "?")), ok=False,
+        error=f"not compiled: the launches use more than {len(compiled)} distinct kernel specialisations "
+              "(kernel, constexprs, argument types, options); launch fewer") for sig in kernels]
 
 
 def attach(records: list[dict], table: dict[str, dict]) -> None:
