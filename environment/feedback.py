@@ -70,8 +70,11 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
             lines.append(f"  {p.note}")
         if p.modeled_candidate is not None:
             for launch in p.modeled_candidate.launches[:8]:
+                sm90 = (f", {launch.resident_programs} program(s) per SM by the sm_90 compile"
+                        if launch.resident_programs is not None else "")
+                sm90 += f", {launch.spill_bytes / 1e6:.3g} MB of spilled registers" if launch.spill_bytes else ""
                 lines.append(f"  {launch.name}: {launch.time_us:.3g} µs, {launch.bound}-bound, "
-                             f"{launch.peak_fraction:.0%} of peak (roofline {launch.roofline_us:.3g} µs)")
+                             f"{launch.peak_fraction:.0%} of peak (roofline {launch.roofline_us:.3g} µs){sm90}")
         for info in p.compile:
             if not info.ok:
                 lines.append(f"  sm_90 compile of {info.kernel} failed: {info.error}")

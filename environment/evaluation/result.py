@@ -113,6 +113,10 @@ class LaunchCost(_Record):
                                                   "(as kernelbench.com v3's peak_fraction).")
     sampled_programs: Optional[int] = Field(None, description="Programs run to estimate the launch at the GPU shape "
                                                               "(None: every program ran).")
+    resident_programs: Optional[int] = Field(None, description="Programs resident per SM by the sm_90 compile's "
+                                                               "registers, shared memory and warps (None: not "
+                                                               "compiled; one per SM is assumed).")
+    spill_bytes: int = Field(0, description="Local-memory traffic of spilled registers, priced at the L2 rate.")
 
 
 class ModeledCost(_Record):
@@ -127,9 +131,11 @@ class CompileInfo(_Record):
     """Ahead-of-time compile of one Triton kernel for the target GPU."""
     kernel: str
     ok: bool
-    registers: Optional[int] = None
-    spills: Optional[int] = None
-    shared_bytes: Optional[int] = None
+    registers: Optional[int] = Field(None, description="Registers per thread.")
+    spills: Optional[int] = Field(None, description="Bytes of local memory per thread (the stack frame ptxas spills "
+                                                    "registers to).")
+    shared_bytes: Optional[int] = Field(None, description="Shared memory per program (block).")
+    num_warps: Optional[int] = None
     error: Optional[str] = None
 
 

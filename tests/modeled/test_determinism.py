@@ -16,7 +16,11 @@ from environment.evaluation.modeled.model import load_spec, model_cost
 torch.manual_seed(int(sys.argv[1]))
 _, report = count(load_module(GELU / "solutions" / "correct" / "triton_fused.py").ModelNew(),
                   torch.randn(127, 257), torch.randn(257))
-print(json.dumps(model_cost(report["launches"], load_spec(), GELU_TOLERANCE).time_us.hex()))
+records = report["launches"]
+print(json.dumps(model_cost(records, load_spec(), GELU_TOLERANCE).time_us.hex()))
+for r in records:  # with the sm_90 compile's figures (occupancy and spills) too
+    r["compiled"] = {{"registers": 255, "spills": 288, "shared_bytes": 0, "num_warps": 4}}
+print(json.dumps(model_cost(records, load_spec(), GELU_TOLERANCE).time_us.hex()))
 """
 
 
@@ -30,5 +34,5 @@ def test_modeled_time_is_bit_identical_across_processes_and_input_values():
     for proc in procs:
         stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr[-2000:]
-        outputs.append(json.loads(stdout.strip().splitlines()[-1]))
-    assert outputs[0] == outputs[1]
+        outputs.append([json.loads(line) for line in stdout.strip().splitlines()[-2:]])
+    assert outputs[0] == outputs[1] and outputs[0][0] != outputs[0][1]

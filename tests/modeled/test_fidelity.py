@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from environment.config import harness_config
+from environment.feedback import render
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
 
@@ -58,3 +59,44 @@ def test_the_worse_kernel_is_modeled_slower_by_at_least_the_pinned_ratio(task_id
     assert worse_cost.peak_fraction < good_cost.peak_fraction
     assert bound in {launch.bound for launch in worse_cost.launches}
     assert all(launch.sampled_programs for launch in worse_cost.launches)   # a sample, scaled to the grid
+
+
+def _evaluated(task_id: str, source: str):
+    config = dataclasses.replace(harness_config(), gpu_shape_pricing=True)
+    return evaluate(get_task(task_id), source, config, seed=3)
+
+
+def _gelu_tiles(block: int) -> str:
+    """The shipped fused GELU (4 warps, 1024-element tiles) with larger tiles: the same work."""
+    source = _shipped("gelu_bias", "triton_fused")
+    assert "BLOCK = 1024\n" in source
+    return source.replace("BLOCK = 1024\n", f"BLOCK = {block}\n")
+
+
+def test_spilled_registers_are_priced_as_local_memory_traffic():
+    """16384-element tiles: 128 values of each tensor per thread, more than 255 registers hold, so the
+    sm_90 compile spills (hundreds of bytes per thread) and the spill stores and reloads go through
+    L2. On an H100 the spilling kernel is the slower one."""
+    good_us, good = _time_us("gelu_bias", _gelu_tiles(1024))
+    worse_us, worse = _time_us("gelu_bias", _gelu_tiles(16384))
+    assert worse_us >= 1.2 * good_us, (worse_us, good_us)
+    assert all(launch.spill_bytes > 0 for launch in worse.launches)
+    assert all(launch.spill_bytes == 0 for launch in good.launches)
+    assert worse.peak_fraction < good.peak_fraction
+    result = _evaluated("gelu_bias", _gelu_tiles(16384))
+    compiled = result.performance.compile
+    assert compiled and all(info.ok and info.spills and info.registers == 255 for info in compiled), compiled
+    assert "MB of spilled registers" in render(result, 0.0, {})   # the feedback says why
+
+
+def test_registers_limit_the_programs_resident_per_sm():
+    """31 registers per thread (1024-element tiles): 16 programs of 4 warps per SM (the 64-warp limit).
+    8192-element tiles: 156-189 registers, up to 6144 per warp of the 64K per SM, so 2 programs. The
+    wider kernel is never modeled faster for it (here both are DRAM-bound: 8 warps still hide the
+    latency)."""
+    good_us, good = _time_us("gelu_bias", _gelu_tiles(1024))
+    worse_us, worse = _time_us("gelu_bias", _gelu_tiles(8192))
+    assert [launch.resident_programs for launch in good.launches] == [16]
+    assert [launch.resident_programs for launch in worse.launches] == [2]
+    assert all(launch.spill_bytes == 0 for launch in worse.launches)
+    assert worse_us >= good_us

@@ -34,7 +34,7 @@ from environment.evaluation.result import CompileInfo
 
 WORKER = Path(__file__).with_name("aot_worker.py")
 ROOT = Path(__file__).resolve().parents[3]
-WORKER_VERSION = 3   # part of the cache key: a changed worker or sandbox never serves an old verdict
+WORKER_VERSION = 4   # part of the cache key: a changed worker or sandbox never serves an old verdict
 CACHE_DIR = Path(os.environ.get("KERNEL_ENV_AOT_CACHE", Path.home() / ".cache" / "kernel_env" / "aot"))
 MAX_KERNELS = 16
 MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel

@@ -29,7 +29,7 @@ def _resources(cubin: bytes, workdir: str) -> dict:
         f.write(cubin)
     tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
     text = subprocess.run([tool, "--dump-resource-usage", path], capture_output=True, text=True, timeout=30).stdout
-    found = {k: int(v) for k, v in re.findall(r"\b(REG|SHARED|LOCAL):(\d+)", text.split("Function", 1)[-1])}
+    found = {k: int(v) for k, v in re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", text.split("Function", 1)[-1])}
     return found
 
 
@@ -54,7 +54,11 @@ def _compile(module, kernel: dict, arch: int, max_shared: int, workdir: str) -> 
     compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(kernel["options"]))
     usage = _resources(compiled.asm["cubin"], workdir)
     shared = max(int(compiled.metadata.shared), usage.get("SHARED", 0))
-    info = {"ok": True, "registers": usage.get("REG"), "spills": usage.get("LOCAL"), "shared_bytes": shared}
+    # ptxas puts spilled registers in the thread's stack frame (STACK), not in LOCAL (user local arrays,
+    # which Triton kernels do not have): both are local memory, per thread
+    spills = usage.get("STACK", 0) + usage.get("LOCAL", 0) if "REG" in usage else None
+    info = {"ok": True, "registers": usage.get("REG"), "spills": spills, "shared_bytes": shared,
+            "num_warps": int(compiled.metadata.num_warps)}
     if shared > max_shared:
         info.update(ok=False, error=f"needs {shared} bytes of shared memory; sm_{arch} allows {max_shared} per "
                                     "block: use smaller tiles or fewer stages")

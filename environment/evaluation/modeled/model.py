@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from environment.evaluation.modeled.occupancy import resident_programs, spill_bytes
 from environment.evaluation.modeled.precision import charged_precision, tf32_admitted
 from environment.evaluation.result import LaunchCost, ModeledCost
 
@@ -50,21 +51,38 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     cost here even when DRAM sees them once.
     compute: FLOPs / the peak of their precision (tensor-core rates for `tl.dot`, CUDA-core rates for
     elementwise work and reductions).
-    occupancy (Triton launches only): waves of programs over the SMs times the busiest program's
-    own time on one SM, so one giant program (or a grid smaller than the SM count) is not free.
+    occupancy (Triton launches only): waves of programs over the SMs times the time of one wave on the
+    busiest SM, so one giant program (or a grid smaller than the SM count) is not free. With the sm_90
+    compile's figures (record["compiled"], set by occupancy.attach in the evaluator) an SM holds
+    `resident` programs at once (registers, shared memory, warps and blocks per SM): waves =
+    ceil(programs / (SMs x resident)); the r programs of a wave on one SM share its compute and its
+    memory pipe, whose rate grows with resident warps up to `latency_hiding_warps` (latency hiding).
+    Spilled registers are local-memory traffic through L2: charged to the l2 term (every program) and
+    to the wave (at the SM's share of L2 bandwidth). Without the figures (aten ops, a kernel that did
+    not compile): one program per SM per wave at the full SM rate, no spills.
     The roofline time is max(dram, compute): what the work needs at best; its share of the modeled
     time is the launch's fraction of peak.
     """
-    dram = record["bytes_unique"] / spec["hbm_bytes_per_s"]
-    l2 = record["bytes_sectors"] / spec["l2_bytes_per_s"]
-    compute = _compute_s(record.get("flops", {}), spec, tf32_ok)
-    occupancy = 0.0
+    compiled = record.get("compiled")
     programs = record.get("programs")
+    spill = spill_bytes(compiled, record, spec) if programs and compiled else 0.0
+    dram = record["bytes_unique"] / spec["hbm_bytes_per_s"]
+    l2 = (record["bytes_sectors"] + spill * (programs or 0)) / spec["l2_bytes_per_s"]
+    compute = _compute_s(record.get("flops", {}), spec, tf32_ok)
+    occupancy, resident = 0.0, None
     if programs:
-        waves = math.ceil(programs / spec["sm_count"])
-        per_program = max(record.get("program_bytes_max", 0) / spec["sm_bytes_per_s"],
-                          _compute_s(record.get("program_flops_max", {}), spec, tf32_ok, 1.0 / spec["sm_count"]))
-        occupancy = waves * per_program
+        sms = spec["sm_count"]
+        resident = resident_programs(compiled, spec) if compiled else 1
+        waves = math.ceil(programs / (sms * resident))
+        here = min(resident, math.ceil(programs / sms))   # programs on the busiest SM in one wave
+        sm_rate = spec["sm_bytes_per_s"]
+        if compiled:
+            sm_rate *= min(1.0, here * compiled["num_warps"] / spec["occupancy"]["latency_hiding_warps"])
+        per_wave = here * max(record.get("program_bytes_max", 0) / sm_rate,
+                              _compute_s(record.get("program_flops_max", {}), spec, tf32_ok, 1.0 / sms),
+                              spill / (spec["l2_bytes_per_s"] / sms))
+        occupancy = waves * per_wave
+        resident = resident if compiled else None
     terms = {"memory": dram, "l2": l2, "compute": compute, "occupancy": occupancy}
     bound = max(terms, key=lambda k: terms[k])  # ties resolve in dict order: deterministic
     overhead = spec["launch_overhead_us"] * 1e-6
@@ -76,7 +94,8 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
         name=record["name"], programs=int(programs or 1), bytes_unique=int(record["bytes_unique"]),
         bytes_sectors=int(record["bytes_sectors"]), flops={k: float(v) for k, v in sorted(record.get("flops", {}).items())},
         time_us=time_s * 1e6, bound=bound, roofline_us=roofline * 1e6, peak_fraction=roofline / time_s,
-        sampled_programs=record.get("sampled_programs"),
+        sampled_programs=record.get("sampled_programs"), resident_programs=resident,
+        spill_bytes=int(spill * (programs or 0)),
     )
 
 

@@ -68,6 +68,8 @@ class TritonLaunch:
         self._program_flops: dict[str, float] = defaultdict(float)
         self.program_bytes_max = 0
         self.program_flops_max: dict[str, float] = {}
+        self._program_accesses = 0     # memory instructions the program executed (spill pricing, model.py)
+        self.program_accesses_max = 0
         # per program, for a sampled launch (replay/sampled.py scales these to the whole grid)
         self.per_program: list[dict] = []
         self._program_sectors: dict[str, list] = {"read": [], "write": []}
@@ -90,6 +92,8 @@ class TritonLaunch:
                                      "written": unique["write"]})
         self._program_sectors = {"read": [], "write": []}
         self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
+        self.program_accesses_max = max(self.program_accesses_max, self._program_accesses)
+        self._program_accesses = 0
         if sum(self._program_flops.values()) > sum(self.program_flops_max.values()):
             self.program_flops_max = dict(self._program_flops)
         self._program_bytes = 0
@@ -103,6 +107,7 @@ class TritonLaunch:
         moved = int(sectors.size) * SECTOR * (2 if kind == "atomic" else 1)
         self.sector_bytes += moved
         self._program_bytes += moved
+        self._program_accesses += 1
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._program_sectors[side].append(sectors)
         if kind != "read":
@@ -175,5 +180,7 @@ class TritonLaunch:
             "flops": {k: float(v) for k, v in sorted(self.flops.items())},
             "program_bytes_max": int(self.program_bytes_max),
             "program_flops_max": {k: float(v) for k, v in sorted(self.program_flops_max.items())},
+            "program_accesses_max": int(self.program_accesses_max),
+            "signature": self.signature,   # joins the record to its sm_90 compile (occupancy.attach)
         }
         return record, reads, writes
