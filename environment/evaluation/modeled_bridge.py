@@ -240,8 +240,8 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     return StageOutcome(PerformanceResult(
         speedup=speedup, speedup_kind="modeled" if speedup is not None else None, reference=_stats(ref_cost),
         candidate=_stats(cand_cost), modeled_reference=ref_cost, modeled_candidate=cand_cost, compile=compile_infos,
-        model_shape_speedup=model_speedup, gpu_shape_speedup=gpu_speedup, note=note), flags=flags, triton_launches=launches,
-        stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
+        model_shape_speedup=model_speedup, gpu_shape_speedup=gpu_speedup, note=note), flags=flags,
+        triton_launches=launches, stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
 
 
 def credited_speedup(model_shape: Optional[float], gpu_shape: Optional[float]) -> Optional[float]:

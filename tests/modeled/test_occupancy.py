@@ -77,3 +77,25 @@ def test_compile_results_join_only_their_own_signature_and_a_failed_compile_join
     assert not left_out.ok and "distinct kernel specialisations" in left_out.error   # denies credit (gates)
     assert occ.infos_for([SIG], [SIG, other], infos[:1]) == infos[:1]
     assert occ.distinct([SIG, dict(SIG), other]) == [SIG, other]
+
+
+def _busiest_program_time(programs: list[dict[str, float]]) -> float:
+    """The modeled time of a one-wave launch whose programs did `programs` (FLOPs per precision each): the
+    occupancy term (its busiest program on one SM) decides it."""
+    from environment.evaluation.modeled.triton_launch import TritonLaunch
+    launch = TritonLaunch("k", {"constexprs": {}, "options": {}})
+    for flops in programs:
+        launch.program()
+        for key, count in flops.items():
+            launch.op(key, count)
+    record, _, _ = launch.finish()
+    return launch_cost(dict(record, bytes_unique=32, bytes_sectors=32), SPEC, False).time_us
+
+
+def test_cheap_dots_in_one_program_do_not_hide_the_busiest_program():
+    # red team a114: int8 dots (the cheapest per counted FLOP) in one program made it "the busiest" by raw
+    # FLOP sum, so the heaviest fp32 program was never priced; the occupancy term must see the fp32 program
+    heavy = {"dot_fp32": 4e8}
+    alone = _busiest_program_time([heavy, {"dot_fp32": 1e6}])
+    padded = _busiest_program_time([heavy, {"dot_fp32": 1e6, "dot_int8": 8e8}])
+    assert padded >= alone > 0, (padded, alone)
