@@ -164,4 +164,3 @@ def test_a_swallowed_exception_is_flagged_at_run_time_even_with_the_static_check
     assert F.TRY_EXCEPT_FALLBACK in result.flags and reward.score(result)[0] == 0.0, result.flags
     assert result.correctness.error.startswith("an exception (InterpreterError: ") and "swallowed" in \
         result.correctness.error
-
