@@ -274,4 +274,11 @@ EXPECTED: dict[str, Expect] = {
     "a114_corner_padding_occupancy.py": GPU("causal_attention", "harmless", None, "replay", correct=True,
                                                gap="before the fix: 1.69x (0.844) vs shipped 0.81x (0.713); a "
                                                    "balanced honest flash kernel earns 1.57x (0.832)"),
+    # red team 5: the coverage slack (1/12, meant for masked tiles at a grid's edge) lets *every* program leave
+    # 5 of its 64 rows unread and unwritten at the GPU shape; zeros stored into a scratch buffer meet the write
+    # floor and every program stores into the same two allocations. The lower-of rule bounds it by the model-shape
+    # price (5.40x), which on rmsnorm is 1.5x the best honest GPU-shape price (3.56x). SHOULD: void (unreplayable)
+    "a116_coverage_slack_rows_skipped_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
+                                                        gap="observed: 3.67x (0.985) vs honest 3.56x (0.979); "
+                                                            "7.8% of the rows wrong on a GPU at every large size"),
 }
