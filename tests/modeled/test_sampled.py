@@ -185,3 +185,13 @@ def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
     x = torch.zeros(64, 64)
     descriptor = TensorDescriptor.from_tensor(x, [16, 16])
     assert sampled.storage_spans([descriptor, 3]) == sampled.storage_spans([x])
+
+
+def test_a_one_dimensional_grid_leaves_no_room_for_skipped_rows_in_its_coverage():
+    # every edge program of a 1-D grid is a corner (run, weighed 1): an honest estimate is exact there, and a
+    # kernel skipping 5 of each program's 64 rows (red team a116, 92% coverage) must fall short. A 2-D tile grid
+    # keeps the slack its masked edge programs need
+    line, tiles = ([1.0], [], [], (4096, 1, 1)), ([1.0], [], [], (64, 24, 1))
+    assert sampled.coverage_slack([line]) < 1 - 59 / 64 < sampled.coverage_slack([line, tiles])
+    assert sampled.coverage_slack([line, tiles]) == sampled.COVERAGE_SLACK
+    assert sampled.coverage_slack([]) == sampled.LINE_SLACK   # no sampled launch: aten outputs are counted exactly

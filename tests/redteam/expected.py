@@ -278,7 +278,9 @@ EXPECTED: dict[str, Expect] = {
     # 5 of its 64 rows unread and unwritten at the GPU shape; zeros stored into a scratch buffer meet the write
     # floor and every program stores into the same two allocations. The lower-of rule bounds it by the model-shape
     # price (5.40x), which on rmsnorm is 1.5x the best honest GPU-shape price (3.56x). SHOULD: void (unreplayable)
+    # red team 5: the coverage slack that 2-D tile grids need let every program of rmsnorm's 1-D grid skip 5 of its
+    # 64 rows; a 1-D grid's edge programs are all corners, so its coverage must now be whole (LINE_SLACK)
     "a116_coverage_slack_rows_skipped_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
-                                                        gap="observed: 3.67x (0.985) vs honest 3.56x (0.979); "
+                                                        gap="before the fix: 3.67x (0.985) vs honest 3.56x (0.979); "
                                                             "7.8% of the rows wrong on a GPU at every large size"),
 }

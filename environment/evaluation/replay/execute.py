@@ -205,4 +205,5 @@ class Replay:
                 self.counter.output_meta += [list(g) for g in geometry([t])]
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
+            self.counter.coverage_slack = sampled.coverage_slack(self.counter.sampled_launches)
         return out
