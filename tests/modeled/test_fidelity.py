@@ -77,8 +77,8 @@ def test_spilled_registers_are_priced_as_local_memory_traffic():
     """16384-element tiles: 128 values of each tensor per thread, more than 255 registers hold, so the
     sm_90 compile spills (hundreds of bytes per thread) and the spill stores and reloads go through
     L2. On an H100 the spilling kernel is the slower one."""
-    good_us, good = _time_us("gelu_bias", _gelu_tiles(1024))
-    worse_us, worse = _time_us("gelu_bias", _gelu_tiles(16384))
+    good_us, good, _ = _time_us("gelu_bias", _gelu_tiles(1024))
+    worse_us, worse, _ = _time_us("gelu_bias", _gelu_tiles(16384))
     assert worse_us >= 1.2 * good_us, (worse_us, good_us)
     assert all(launch.spill_bytes > 0 for launch in worse.launches)
     assert all(launch.spill_bytes == 0 for launch in good.launches)
@@ -94,8 +94,8 @@ def test_registers_limit_the_programs_resident_per_sm():
     8192-element tiles: 156-189 registers, up to 6144 per warp of the 64K per SM, so 2 programs. The
     wider kernel is never modeled faster for it (here both are DRAM-bound: 8 warps still hide the
     latency)."""
-    good_us, good = _time_us("gelu_bias", _gelu_tiles(1024))
-    worse_us, worse = _time_us("gelu_bias", _gelu_tiles(8192))
+    good_us, good, _ = _time_us("gelu_bias", _gelu_tiles(1024))
+    worse_us, worse, _ = _time_us("gelu_bias", _gelu_tiles(8192))
     assert [launch.resident_programs for launch in good.launches] == [16]
     assert [launch.resident_programs for launch in worse.launches] == [2]
     assert all(launch.spill_bytes == 0 for launch in worse.launches)
