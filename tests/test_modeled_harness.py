@@ -129,3 +129,19 @@ def test_gpu_shape_pricing_can_be_switched_off_for_throughput():
         shapes[on] = result.performance.modeled_candidate.shape
     gpu = [dict(s) for s in task.gpu_shapes]
     assert shapes[True] in gpu and shapes[False] and shapes[False] not in gpu
+
+
+def test_a_pytorch_solution_whose_output_an_aten_op_writes_whole_is_priced_at_the_gpu_shape():
+    """The output coverage of an aten-written GPU-shape output (8191 x 3001 here) is counted with one flag per
+    element: counting it through sorted index arrays ran the replayer out of memory, which capped an honest
+    PyTorch solution at 1.0x (and would have cost a Triton one its speed credit)."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    task = get_task("matmul_bias_relu")
+    source = next(p for p in task.solutions["correct"] if p.stem == "torch_addmm").read_text()
+    result = evaluate(task, source, dataclasses.replace(harness_config(), gpu_shape_pricing=True), seed=1)
+    p = result.performance
+    assert result.correct and p.gpu_shape_speedup is not None, p.note
+    assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup)

@@ -359,20 +359,26 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
     index = _view_index(t)
     aten = np.zeros(extent // item, dtype=bool)
     _mark_views(aten, t, views)
+    # elements already counted, as one flag per element of the view (an aten op may have written all of a
+    # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
+    seen = np.zeros(t.numel(), dtype=bool)
     hit = index(np.flatnonzero(aten))
-    seen = np.unique(hit[hit >= 0])   # elements already counted: a later store of them covers nothing new
-    covered = float(seen.size)
+    for start in range(0, hit.size, 1 << 22):
+        chunk = hit[start:start + (1 << 22)]
+        seen[chunk[chunk >= 0]] = True
+    del hit
+    covered = float(np.count_nonzero(seen))
     for weights, log, owners, *_ in launches:
         per: dict[int, list[np.ndarray]] = {}
         for (addrs, size), k in zip(log, owners):
             items = index(_touched_items(addrs, size, base, extent, item))
             per.setdefault(k, []).append(items[items >= 0])
-        sets = {k: np.setdiff1d(np.concatenate(v), seen) for k, v in per.items()
-                if 0 <= k < len(weights) and weights[k]}
+        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(weights) and weights[k]}
+        sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
         stored = sum(s.size for s in sets.values())
         if not stored:
             continue
         union = np.unique(np.concatenate(list(sets.values())))
         covered += union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
-        seen = np.union1d(seen, union)
+        seen[union] = True
     return min(1.0, covered / t.numel())
