@@ -331,8 +331,9 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
     if outliers:
         return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"
     coverage = report.get("output_coverage", [])
-    slack = float(report.get("coverage_slack", COVERAGE_SLACK))
-    short = [k for k, c in enumerate(coverage) if c < 1.0 - min(slack, COVERAGE_SLACK)]
+    slack = report.get("coverage_slack", [])
+    short = [k for k, c in enumerate(coverage)
+             if c < 1.0 - min(float(slack[k]) if k < len(slack) else COVERAGE_SLACK, COVERAGE_SLACK)]
     if short:
         return None, (f"the sampled programs store only {coverage[short[0]]:.0%} of output {short[0]} (every "
                       "program must write its block of the returned output: a skipped block cannot be checked)")

@@ -100,7 +100,7 @@ def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_s
     weights = sampled._weights(roles, 98)
     picks = [0, 97, 10, 25, 40, 55, 70, 85, 90]             # the programs run (corners first)
     honest = [(40 * k, 40 * k + 40) for k in picks]
-    cover = lambda log: sampled.output_coverage(out, [(weights, *log)], [])  # noqa: E731
+    cover = lambda log: sampled.output_coverage(out, [(weights, *log)], [])[0]  # noqa: E731
     assert cover(_stores(at, honest)) == 1.0
     # a sampled stratum program that skips its block and writes scratch: its stratum's share is missing
     skip = _stores(at, honest)
@@ -121,7 +121,7 @@ def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_s
     index = sampled.written_elements(out, wide[0], [], 0)
     assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
     # an aten op that wrote the output counts its elements exactly
-    assert sampled.output_coverage(out, [], [out]) == 1.0 and sampled.output_coverage(out, [], [buf[:490]]) == 0.5
+    assert sampled.output_coverage(out, [], [out])[0] == 1.0 and sampled.output_coverage(out, [], [buf[:490]])[0] == 0.5
 
 
 def _trace_at(module, x, bias):
@@ -189,9 +189,20 @@ def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
 
 def test_a_one_dimensional_grid_leaves_no_room_for_skipped_rows_in_its_coverage():
     # every edge program of a 1-D grid is a corner (run, weighed 1): an honest estimate is exact there, and a
-    # kernel skipping 5 of each program's 64 rows (red team a116, 92% coverage) must fall short. A 2-D tile grid
-    # keeps the slack its masked edge programs need
-    line, tiles = ([1.0], [], [], (4096, 1, 1)), ([1.0], [], [], (64, 24, 1))
-    assert sampled.coverage_slack([line]) < 1 - 59 / 64 < sampled.coverage_slack([line, tiles])
-    assert sampled.coverage_slack([line, tiles]) == sampled.COVERAGE_SLACK
-    assert sampled.coverage_slack([]) == sampled.LINE_SLACK   # no sampled launch: aten outputs are counted exactly
+    # kernel skipping rows in every program (red team a116, 92% coverage) must fall short. A 2-D tile grid keeps
+    # the slack its masked edge programs need, but only for the part of the output it stores: a tiny 2-D launch
+    # beside the 1-D kernel lends it nothing
+    buf = torch.zeros(980)
+    at = buf.data_ptr()
+    roles = ["corner", "corner", *["stratum"] * 6]
+    weights = sampled._weights(roles, 98)
+    picks = [0, 97, 10, 25, 40, 55, 70, 85]
+    rows = _stores(at, [(40 * k, 40 * k + 36) for k in picks])      # each program skips one of its 10 elements
+    line = (weights, *rows, (98, 1, 1))
+    coverage, slack = sampled.output_coverage(buf, [line], [])
+    assert slack == sampled.LINE_SLACK and coverage < 1 - slack
+    tiny_tiles = ([1.0], *_stores(at, [(0, 4)]), (2, 2, 1))           # one 2-D program storing one element again
+    assert sampled.output_coverage(buf, [line, tiny_tiles], [])[1] == sampled.LINE_SLACK
+    assert sampled.output_coverage(buf, [tiny_tiles, line], [])[1] < 2 * sampled.LINE_SLACK
+    tiles = (weights, *_stores(at, [(40 * k, 40 * k + 40) for k in picks]), (49, 2, 1))
+    assert sampled.output_coverage(buf, [tiles], []) == (1.0, sampled.COVERAGE_SLACK)

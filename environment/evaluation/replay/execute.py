@@ -200,10 +200,10 @@ class Replay:
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
                 idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
-                self.counter.output_coverage.append(
-                    sampled.output_coverage(t, self.counter.sampled_launches, self.aten_written))
+                coverage, slack = sampled.output_coverage(t, self.counter.sampled_launches, self.aten_written)
+                self.counter.output_coverage.append(coverage)
+                self.counter.coverage_slack.append(slack)
                 self.counter.output_meta += [list(g) for g in geometry([t])]
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]
-            self.counter.coverage_slack = sampled.coverage_slack(self.counter.sampled_launches)
         return out

@@ -337,13 +337,11 @@ COVERAGE_SLACK = 1.0 / (2 * STRATA)
 LINE_SLACK = 1.0 / 256
 
 
-def coverage_slack(launches: list) -> float:
-    """The shortfall of the estimated coverage that honest tiling explains for these sampled launches."""
-    grids = [entry[3] for entry in launches if len(entry) > 3]
-    return COVERAGE_SLACK if any(sum(g > 1 for g in grid) > 1 for grid in grids) else LINE_SLACK
+def _multi_dimensional(entry: tuple) -> bool:
+    return len(entry) > 3 and sum(g > 1 for g in entry[3]) > 1
 
 
-def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) -> float:
+def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) -> tuple[float, float]:
     """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store,
     with the price's weights: per sampled launch, each program's distinct elements of the view (any byte of
     them stored) times its weight, times the share of the sample's stored elements that are distinct (every
@@ -353,7 +351,7 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
     output (red team a113, a115). A program that skips its block, or stores into scratch or past the view,
     covers nothing (red team a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
     if not t.numel():
-        return 1.0
+        return 1.0, LINE_SLACK
     item, storage = t.element_size(), t.untyped_storage()
     base, extent = storage.data_ptr(), storage.nbytes()
     index = _view_index(t)
@@ -368,7 +366,9 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
         seen[chunk[chunk >= 0]] = True
     del hit
     covered = float(np.count_nonzero(seen))
-    for weights, log, owners, *_ in launches:
+    tiled = 0.0   # the part of `covered` that multi-dimensional grids stored
+    for entry in launches:
+        weights, log, owners = entry[:3]
         per: dict[int, list[np.ndarray]] = {}
         for (addrs, size), k in zip(log, owners):
             items = index(_touched_items(addrs, size, base, extent, item))
@@ -379,6 +379,9 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
         if not stored:
             continue
         union = np.unique(np.concatenate(list(sets.values())))
-        covered += union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
+        share = union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
+        covered += share
+        tiled += share if _multi_dimensional(entry) else 0.0
         seen[union] = True
-    return min(1.0, covered / t.numel())
+    slack = LINE_SLACK + COVERAGE_SLACK * min(1.0, tiled / t.numel())
+    return min(1.0, covered / t.numel()), min(slack, COVERAGE_SLACK)
