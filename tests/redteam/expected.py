@@ -283,4 +283,11 @@ EXPECTED: dict[str, Expect] = {
     "a116_coverage_slack_rows_skipped_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
                                                         gap="before the fix: 3.67x (0.985) vs honest 3.56x (0.979); "
                                                             "7.8% of the rows wrong on a GPU at every large size"),
+    # red team 6: the line slack is chosen from every sampled launch, so one extra 2x2-grid launch (four scratch
+    # stores) brings the 1/12 tiling slack back for a116's 1-D row-skipping kernel. SHOULD: void (unreplayable)
+    "a117_line_slack_loosened_by_2d_launch_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                             correct=True,
+                                                             gap="observed: 3.58x (0.980) vs honest 3.56x (0.979); "
+                                                                 "7.8% of the rows wrong on a GPU at every large "
+                                                                 "size"),
 }
