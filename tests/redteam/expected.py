@@ -285,17 +285,24 @@ EXPECTED: dict[str, Expect] = {
                                                             "7.8% of the rows wrong on a GPU at every large size"),
     # red team 6: a 1-D grid is recognised by its shape only: a116's row walk launched on a (G/2, 2) grid (pid =
     # program_id(0) * 2 + program_id(1)) gets the 2-D tiling slack (1/12) back, one launch, a116's full gain.
-    # SHOULD: void (unreplayable)
+    # SHOULD: void (unreplayable). OPEN (in OPEN_GAPS): the slack would have to follow which programs really are
+    # masked at the output's edge, not the grid's shape; bounded by the lower-of rule (at most the model-shape
+    # price) and only with the opt-in GPU-shape pricing
     "a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
                                                                correct=True,
                                                                gap="observed: 3.67x (0.985) vs honest 3.56x (0.979); "
                                                                    "7.8% of the rows wrong on a GPU at every large "
                                                                    "size"),
-    # red team 6: the slack is chosen over every sampled launch, so one extra 2x2-grid launch (four scratch stores)
-    # brings the 1/12 tiling slack back for a116's unchanged 1-D kernel. SHOULD: void (unreplayable)
+    # red team 6: the slack was chosen over every sampled launch, so one extra 2x2-grid launch (four scratch stores)
+    # brought the 1/12 tiling slack back for a116's unchanged 1-D kernel. Now the slack is per output, by the share
+    # of it multi-dimensional grids store (02072f1)
     "a118_line_slack_loosened_by_extra_2d_launch_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
                                                                    correct=True,
-                                                                   gap="observed: 3.58x (0.980) vs honest 3.56x "
+                                                                   gap="before the fix: 3.58x (0.980) vs honest 3.56x "
                                                                        "(0.979); 7.8% of the rows wrong on a GPU at "
                                                                        "every large size"),
 }
+
+# Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
+# meets its outcome, so the entry must then leave this set), and the README's threat model names it.
+OPEN_GAPS = frozenset({"a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py"})

@@ -20,7 +20,7 @@ from environment.config import harness_config
 from environment.evaluation import flags as F
 from environment.evaluation import harness
 from environment.tasks import get_task
-from tests.redteam.expected import EXPECTED
+from tests.redteam.expected import EXPECTED, OPEN_GAPS
 
 ATTACKS = Path(__file__).parent / "attacks"
 CANARIES = {"KERNEL_ENV_SECRET": "redteam-canary-secret", "HF_TOKEN": "hf_redteam_canary",
@@ -81,7 +81,8 @@ def test_every_attack_file_has_an_expectation_and_a_one_line_docstring_naming_it
             pass
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="open gap")) if n in OPEN_GAPS
+                                  else n for n in sorted(EXPECTED)])
 def test_attack_meets_its_pinned_outcome(name):
     exp = EXPECTED[name]
     task = get_task(exp.task)
@@ -132,7 +133,7 @@ def test_no_attack_on_the_gpu_shape_pricing_earns_speed_credit():
     secret) and the capped PyTorch-only escape (a98) earn their honest price, pinned by their entries."""
     for name, exp in EXPECTED.items():
         number = int(name[1:].split("_")[0])
-        if not (89 <= number <= 116 and exp.layer == "replay" and exp.flag):
+        if not (89 <= number <= 118 and exp.layer == "replay" and exp.flag and name not in OPEN_GAPS):
             continue
         result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
                                   salt=name, session=f"redteam-gpu-{name}")
