@@ -25,8 +25,9 @@ from pydantic import ValidationError
 from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
 from environment.evaluation.launches import LaunchCounter
 from environment.evaluation.inputs import fingerprint, geometry, planned_inputs
-from environment.evaluation.protocol import (COMMAND, Count, Counted, Exit, Fetch, Fetched, Job, Loaded, Pick, Ran,
-                                             Reply, ReplayJob, Run, Stage, Staged, Time, Timed, TraceCall, Traced, Unknown)
+from environment.evaluation.protocol import (COMMAND, Count, Counted, Digest, Digested, Exit, Fetch, Fetched, Job,
+                                             Loaded, Pick, Ran, Reply, ReplayJob, Run, Stage, Staged, Time, Timed,
+                                             TraceCall, Traced, Unknown)
 
 
 def _fmt_exc(exc: BaseException, filename: str) -> str:
@@ -226,9 +227,12 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
                 send_reply(res_fd, Staged(kind="staged", nonce=nonce, ok=True, sets=len(staged)))
             elif isinstance(cmd, Time):
                 timed_outputs, elapsed = _cmd_time(staged_model, staged, device, cmd.skip_model)
-                # digests bind the outputs to this timed call: the work cannot be moved to "fetch"
-                send_reply(res_fd, Timed(kind="timed", nonce=nonce, ok=True, elapsed_s=elapsed,
-                                    digests=[_digest(o) for o in timed_outputs]))
+                send_reply(res_fd, Timed(kind="timed", nonce=nonce, ok=True, elapsed_s=elapsed))
+            elif isinstance(cmd, Digest):
+                # asked right after Timed, off the clock: the digests bind the outputs as the timed call left
+                # them (the device synchronised), so the work cannot be moved to "fetch"
+                send_reply(res_fd, Digested(kind="digested", nonce=nonce, ok=True,
+                                            digests=[_digest(o) for o in timed_outputs]))
             elif isinstance(cmd, Fetch):
                 send_reply(res_fd, Fetched(kind="fetched", nonce=nonce, ok=True), timed_outputs[cmd.index])
             elif isinstance(cmd, Count) and cmd.plan is not None:  # the reference only: inputs made here
@@ -247,7 +251,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             send_reply(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
 
 
-_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "fetch": Fetched, "count": Counted, "trace": Traced,
+_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "digest": Digested, "fetch": Fetched, "count": Counted, "trace": Traced,
              "pick": Fetched}
 
 

@@ -120,6 +120,12 @@ class Time(_Command):
     skip_model: bool = False
 
 
+class Digest(_Command):
+    """The digests of the last timed call's outputs, asked right after its Timed reply: hashing hundreds of
+    MiB of outputs inside the timed call put seconds of host work on the clock of a sub-millisecond kernel."""
+    cmd: Literal["digest"] = "digest"
+
+
 class Fetch(_Command):
     cmd: Literal["fetch"] = "fetch"
     index: int = Field(ge=0)
@@ -150,7 +156,7 @@ class Exit(_Command):
     cmd: Literal["exit"] = "exit"
 
 
-Command = Annotated[Union[Run, Stage, Time, Fetch, Count, Pick, TraceCall, Exit], Field(discriminator="cmd")]
+Command = Annotated[Union[Run, Stage, Time, Digest, Fetch, Count, Pick, TraceCall, Exit], Field(discriminator="cmd")]
 COMMAND = TypeAdapter(Command)
 
 
@@ -204,6 +210,10 @@ class Staged(Reply):
 class Timed(Reply):
     kind: Literal["timed", "time"]
     elapsed_s: float = Field(0.0, allow_inf_nan=False)
+
+
+class Digested(Reply):
+    kind: Literal["digested", "digest"]
     digests: list[str] = Field(default_factory=list)
 
 
