@@ -34,8 +34,22 @@ def child_environment() -> dict[str, str]:
         if found:
             env["TRITON_LIBCUDA_PATH"] = found
     env["OMP_NUM_THREADS"] = "1"
+    if os.environ.get("KERNEL_ENV_HUGE_PAGES", "1") != "0":
+        env["GLIBC_TUNABLES"] = huge_page_tunables(env.get("GLIBC_TUNABLES", ""))
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def huge_page_tunables(tunables: str) -> str:
+    """glibc's tunables with malloc's transparent huge pages on (glibc >= 2.35; older ones ignore it).
+    The evaluators allocate tensors of up to 256 MiB (GPU-shape inputs, their outputs, the NaN poison, the
+    clones of what the replay checked), and a fresh allocation costs a page fault per 4 KiB page it
+    touches: with madvise'd huge pages a 128 MiB fill takes a fifth of the time (bench/harness.py
+    --sections evaltime shows it side by side). Only where the host's THP mode is `madvise` or `always`;
+    KERNEL_ENV_HUGE_PAGES=0 turns it off. A tunable already set by the operator wins."""
+    if "glibc.malloc.hugetlb" in tunables:
+        return tunables
+    return ":".join(filter(None, [tunables, "glibc.malloc.hugetlb=1"]))
 
 
 class Zygote:
