@@ -145,3 +145,26 @@ def test_a_pytorch_solution_whose_output_an_aten_op_writes_whole_is_priced_at_th
     p = result.performance
     assert result.correct and p.gpu_shape_speedup is not None, p.note
     assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup)
+
+
+def test_a_kernel_at_the_reward_floor_is_not_priced_at_the_gpu_shape_and_scores_the_same():
+    """The credit is the lower of the two prices and the reward pays no speed at or below its floor, so a
+    kernel whose model-shape speedup is already there (the shipped flash attention: 0.05x) keeps a speed
+    reward of 0 whatever the GPU shape says: its GPU-shape price is not waited for. A kernel above the
+    floor still is priced there."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    on = dataclasses.replace(harness_config(), gpu_shape_pricing=True)
+    task = get_task("causal_attention")
+    flash = next(p for p in task.solutions["correct"] if p.stem.startswith("triton")).read_text()
+    result = evaluate(task, flash, on, seed=1)
+    p = result.performance
+    assert result.correct and p.speedup is not None and p.speedup <= reward.SPEEDUP_FLOOR, p.note
+    assert p.gpu_shape_speedup is None and "Not priced at the GPU shape" in p.note and "floor" in p.note
+    assert p.modeled_candidate.shape not in [dict(s) for s in task.gpu_shapes]
+    off = evaluate(task, flash, dataclasses.replace(on, gpu_shape_pricing=False), seed=1)
+    assert reward.score(result) == reward.score(off)
+    priced = evaluate(GELU, FUSED, on, seed=1).performance
+    assert priced.gpu_shape_speedup is not None and priced.speedup > reward.SPEEDUP_FLOOR

@@ -153,13 +153,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     gpu = at_gpu_shape(rebuilt, launches == 0) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
-    if gpu is not None:
-        from environment.evaluation import modeled_gpu
-        modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
-    replay_s = time.perf_counter() - mark
     if isinstance(replayed, StageOutcome):
         return replayed
-    report, outputs, head, checked = replayed
+    report, outputs, _, second = replayed
     mismatch = check(r_heldout, outputs, heldout)
     if mismatch:
         if trace.host_reads:
@@ -175,6 +171,14 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled import occupancy as occ
+    spec = load_spec()
+    tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
+    skip = _not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
+    head, checked = (None, []) if skip else second()   # the GPU-shape replay's reply, when it can matter
+    if gpu is not None and not skip:
+        from environment.evaluation import modeled_gpu
+        modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
+    replay_s = time.perf_counter() - mark
     sampled = (head.sampled_report or {}) if head is not None else {}
     mark = time.perf_counter()   # one sm_90 compile of every signature, both replays: before pricing (occupancy)
     compiled = occ.distinct(list(report.get("kernels") or []) + list(sampled.get("kernels") or []))[:aot.MAX_KERNELS]
@@ -183,8 +187,6 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     table = occ.compiled_by_key(compiled, compile_all)
     occ.attach(report["launches"], table)
     occ.attach(sampled.get("launches") or [], table)
-    spec = load_spec()
-    tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
     try:
         cand_cost = model_cost(report["launches"], spec, tolerance, shape)
     except (KeyError, TypeError, ValueError) as exc:
@@ -198,7 +200,9 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     if gpu is not None and gpu.flag:  # after the model-shape verdict: misbehaving at size hides no hack
         return _no_credit(gpu.flag, f"At the GPU shape{' ' + str(gpu.shape) if gpu.shape else ''}: {gpu.why}.",
                           triton_launches=launches)
-    if gpu is not None:
+    if skip:
+        gpu_note = f" Not priced at the GPU shape {gpu.shape or ''}: {skip}.".replace("  ", " ")
+    elif gpu is not None:
         from environment.evaluation import modeled_gpu
         priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
         if priced.flag:
@@ -290,11 +294,34 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
     if sampled is None:
-        return head.report, outputs, None, []
-    try:  # the GPU-shape replay answers second: whatever stops it, the first replay's verdict stands
-        second, checked = ctx.replayer.receive(Replayed, cfg.timeout_s * 4)
-    except ChildDied as died:
-        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
-    except FrameError as exc:
-        second, checked = Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
-    return head.report, outputs, second, checked
+        return head.report, outputs, None, lambda: (None, [])
+
+    def second() -> tuple[Replayed, list]:
+        """The GPU-shape replay's reply (it answers second: whatever stops it, the first verdict stands)."""
+        try:
+            return ctx.replayer.receive(Replayed, cfg.timeout_s * 4)
+        except ChildDied as died:
+            return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
+        except FrameError as exc:
+            return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
+    return head.report, outputs, head, second
+
+
+def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dict, shape: dict) -> str:
+    """Why the GPU-shape price cannot change the reward ("" when it can). The credit is the lower of the
+    two prices, and the reward pays no speed at or below its floor; the model-shape speedup before the
+    sm_90 compile's occupancy and spill terms (which only ever add time) bounds the final one from
+    above. So a kernel already at the floor there keeps a speed reward of 0 whatever the GPU shape says
+    (and its warnings there, size_dependent among them, only ever take speed credit away): its price is
+    not worth a second of the evaluation. A training run's many slow kernels end here."""
+    from environment.evaluation.modeled.model import model_cost, modeled_speedup
+    from environment.reward import SPEEDUP_FLOOR
+    try:
+        bound = modeled_speedup(model_cost(reference["launches"], spec, tolerance, shape),
+                                model_cost(report["launches"], spec, tolerance, shape), spec)
+    except (KeyError, TypeError, ValueError):  # judged, with its own message, where the price is made
+        return ""
+    if bound is not None and bound <= SPEEDUP_FLOOR:
+        return (f"the model-shape speedup ({bound:.3g}x before occupancy and spills) is at or below the reward's "
+                f"floor ({SPEEDUP_FLOOR:g}x), where no price changes the score")
+    return ""
