@@ -206,3 +206,26 @@ def test_a_one_dimensional_grid_leaves_no_room_for_skipped_rows_in_its_coverage(
     assert sampled.output_coverage(buf, [tiny_tiles, line], [])[1] < 2 * sampled.LINE_SLACK
     tiles = (weights, *_stores(at, [(40 * k, 40 * k + 40) for k in picks]), (49, 2, 1))
     assert sampled.output_coverage(buf, [tiles], []) == (1.0, sampled.COVERAGE_SLACK)
+
+
+def test_the_checked_positions_of_a_whole_output_are_a_seeded_uniform_draw_of_written_elements():
+    """An aten op that wrote all of a GPU-shape output marks every element: MAX_CHECKED of them are
+    compared, drawn without listing the millions (which took the replay a second), distinct, sorted,
+    all written, the same for the same seed and not for another; a sparse mark is drawn from too."""
+    import numpy as np
+    import torch
+
+    from environment.evaluation.replay import sampled
+
+    t = torch.empty(1 << 22)
+    whole = sampled.written_elements(t, [], [t], seed=7)
+    assert whole.size == sampled.MAX_CHECKED and np.all(np.diff(whole) > 0)
+    assert np.array_equal(whole, sampled.written_elements(t, [], [t], seed=7))
+    assert not np.array_equal(whole, sampled.written_elements(t, [], [t], seed=8))
+    # spread over the output, not a prefix: every eighth of it holds about an eighth of the draw
+    counts = np.bincount(whole * 8 // t.numel(), minlength=8)
+    assert counts.min() > sampled.MAX_CHECKED // 8 * 0.9, counts
+    # a view written every 37th element: what is drawn is written
+    sparse = t[::37]
+    drawn = sampled.written_elements(t, [], [sparse], seed=7)
+    assert drawn.size == sampled.MAX_CHECKED and np.all(drawn % 37 == 0)

@@ -318,13 +318,25 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
         mark[_touched_items(addrs, size, base, extent, item)] = True
     _mark_views(mark, t, views)
     if t.is_contiguous():
-        found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
+        view = mark[t.storage_offset():t.storage_offset() + t.numel()]
     else:
-        found = np.flatnonzero(mark[_offsets(t, extent // item)])
-    if found.size > MAX_CHECKED:
-        found = np.sort(np.random.default_rng([seed & (2**63 - 1), found.size]).choice(found, MAX_CHECKED,
-                                                                                       replace=False))
-    return found.astype(np.int64)
+        view = mark[_offsets(t, extent // item)]
+    count = int(np.count_nonzero(view))
+    if count <= MAX_CHECKED:
+        return np.flatnonzero(view).astype(np.int64)
+    return _draw_marked(view, count, np.random.default_rng([seed & (2**63 - 1), count]))
+
+
+def _draw_marked(view: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """MAX_CHECKED of the `count` set positions of `view`, uniformly without replacement, sorted: uniform
+    draws over the view kept where set (an aten-written GPU-shape output sets all of its 32 M flags, and
+    listing them took the replay a second), then a uniform subset of the distinct ones."""
+    picked = np.empty(0, dtype=np.int64)
+    per_hit = -(-view.size // count)
+    while picked.size < MAX_CHECKED:
+        draw = rng.integers(0, view.size, size=2 * MAX_CHECKED * per_hit, dtype=np.int64)
+        picked = np.union1d(picked, draw[view[draw]])
+    return np.sort(picked[rng.permutation(picked.size)[:MAX_CHECKED]])
 
 
 # How far below the output's size the estimated coverage may fall: a masked program at a tile grid's edge
@@ -359,12 +371,15 @@ def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) 
     _mark_views(aten, t, views)
     # elements already counted, as one flag per element of the view (an aten op may have written all of a
     # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
-    seen = np.zeros(t.numel(), dtype=bool)
-    hit = index(np.flatnonzero(aten))
-    for start in range(0, hit.size, 1 << 22):
-        chunk = hit[start:start + (1 << 22)]
-        seen[chunk[chunk >= 0]] = True
-    del hit
+    if t.is_contiguous():   # the view is one run of the storage: its flags are a slice (no index arrays)
+        seen = aten[t.storage_offset():t.storage_offset() + t.numel()].copy()
+    else:
+        seen = np.zeros(t.numel(), dtype=bool)
+        hit = index(np.flatnonzero(aten))
+        for start in range(0, hit.size, 1 << 22):
+            chunk = hit[start:start + (1 << 22)]
+            seen[chunk[chunk >= 0]] = True
+        del hit
     covered = float(np.count_nonzero(seen))
     tiled = 0.0   # the part of `covered` that multi-dimensional grids stored
     for entry in launches:
