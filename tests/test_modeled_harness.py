@@ -145,3 +145,20 @@ def test_a_pytorch_solution_whose_output_an_aten_op_writes_whole_is_priced_at_th
     p = result.performance
     assert result.correct and p.gpu_shape_speedup is not None, p.note
     assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup)
+
+
+def test_a_kernel_storing_into_a_zeroed_output_keeps_its_gpu_shape_price():
+    """An output started with torch.zeros_like (a split-K or atomic-add kernel needs one) holds the fill's zeros
+    wherever the programs the sample did not run were to store: those are no wrong answer (they were compared, and
+    the honest kernel got size_dependent), and no coverage (the kernel's own stores must cover the output)."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    source = FUSED.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+    assert source != FUSED
+    result = evaluate(GELU, source, dataclasses.replace(harness_config(), gpu_shape_pricing=True), seed=1)
+    p = result.performance
+    assert result.correct and not result.flags and p.gpu_shape_speedup is not None, (result.flags, p.note)
+    assert p.modeled_candidate.shape in [dict(s) for s in GELU.gpu_shapes]
+    assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup) > 0

@@ -283,16 +283,15 @@ EXPECTED: dict[str, Expect] = {
     "a116_coverage_slack_rows_skipped_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
                                                         gap="before the fix: 3.67x (0.985) vs honest 3.56x (0.979); "
                                                             "7.8% of the rows wrong on a GPU at every large size"),
-    # red team 6: a 1-D grid is recognised by its shape only: a116's row walk launched on a (G/2, 2) grid (pid =
-    # program_id(0) * 2 + program_id(1)) gets the 2-D tiling slack (1/12) back, one launch, a116's full gain.
-    # SHOULD: void (unreplayable). OPEN (in OPEN_GAPS): the slack would have to follow which programs really are
-    # masked at the output's edge, not the grid's shape; bounded by the lower-of rule (at most the model-shape
-    # price) and only with the opt-in GPU-shape pricing
+    # red team 6: a 1-D grid was recognised by its shape only: a116's row walk launched on a (G/2, 2) grid (pid =
+    # program_id(0) * 2 + program_id(1)) got the 2-D tiling slack (1/12) back, one launch, a116's full gain. Now
+    # there is no tiling slack: each sampled program stands for the programs at its kind of grid position (first,
+    # interior, last on each axis), which makes an honest tiling's estimate exact (replay/coverage.py)
     "a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
                                                                correct=True,
-                                                               gap="observed: 3.67x (0.985) vs honest 3.56x (0.979); "
-                                                                   "7.8% of the rows wrong on a GPU at every large "
-                                                                   "size"),
+                                                               gap="before the fix: 3.67x (0.985) vs honest 3.56x "
+                                                                   "(0.979); 7.8% of the rows wrong on a GPU at every "
+                                                                   "large size"),
     # red team 6: the slack was chosen over every sampled launch, so one extra 2x2-grid launch (four scratch stores)
     # brought the 1/12 tiling slack back for a116's unchanged 1-D kernel. Now the slack is per output, by the share
     # of it multi-dimensional grids store (02072f1)
@@ -301,8 +300,23 @@ EXPECTED: dict[str, Expect] = {
                                                                    gap="before the fix: 3.58x (0.980) vs honest 3.56x "
                                                                        "(0.979); 7.8% of the rows wrong on a GPU at "
                                                                        "every large size"),
+    # an output zeroed by an aten fill before a kernel stores into it (split-K, atomics) is no wrong answer where
+    # the unsampled programs were to store, so such fills are neither compared nor counted once a later launch
+    # stores into their allocation: the fill cannot stand in for rows the kernel leaves unwritten. Before: caught
+    # as size_dependent (the zeros compared), which also failed every honest zeros_like kernel
+    "a119_zeros_like_fill_stands_for_skipped_rows_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                                    correct=True),
+    # the next move against the position classes: skip rows only in the programs at the last index of the short
+    # axis (half of a (G/2, 2) grid), where an honest tiling's masked edge tiles would be. Before the fix it passed
+    # the 1/12 slack (96% stored; 3.54x, below honest only because its scratch stores cost more than the skipped
+    # reads save); now that half is a class the sample draws from, and its programs' shortfall counts in full
+    "a120_rows_skipped_in_edge_position_programs_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                                   correct=True,
+                                                                   gap="before the fix: passed coverage at 96%, "
+                                                                       "3.54x (0.978); 3.9% of the rows wrong on a "
+                                                                       "GPU"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
-OPEN_GAPS = frozenset({"a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py"})
+OPEN_GAPS: frozenset = frozenset()

@@ -20,10 +20,10 @@ can compute which programs carry the estimate (fixed strata were skipped by a ke
 work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
 check programs (with the corners in both ranges; a corner that touches no memory is left out of the
 lower bound), and every interior program must store into the same arguments as the others. The
-output coverage (output_coverage) estimates, with the price's weights, how many distinct elements of
-each returned output view the sampled programs store (by the bytes they touch, any element size): a
-program that skips its block covers nothing, so a sampled skipper voids the estimate (red team
-a104-a106, a108).
+output coverage (coverage.py) estimates how many distinct elements of each returned output view the
+sampled programs stand for (by the bytes they touch, any element size, each program weighed by the
+programs at its kind of grid position): a program that skips its block covers nothing, so a sampled
+skipper voids the estimate (red team a104-a106, a108, a116, a117).
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR
+from environment.evaluation.replay.coverage import SampledStores
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -117,8 +118,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
-    sink.sampled_launches.append((_weights([r for _, r in chosen], grid[0] * grid[1] * grid[2]), launch.store_log,
-                                  launch.store_program, grid))
+    sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
                                     launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
@@ -254,134 +254,3 @@ def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: 
                 sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
                 sample_stray_writers=len(stray_writers(per_program, roles, storages)),
                 sample_outside_sectors=outside)
-
-
-# Positions compared with the reference per output: every element the sampled programs wrote is
-# a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
-MAX_CHECKED = 1 << 16
-
-
-def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
-    """Element offsets (in items of t's dtype) of t's elements within its storage, in t.flatten() order."""
-    if t.is_contiguous():
-        return np.arange(t.storage_offset(), t.storage_offset() + t.numel(), dtype=np.int64)
-    index = torch.arange(extent_items, dtype=torch.int64)
-    return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
-
-
-def _touched_items(addrs: np.ndarray, size: int, base: int, extent: int, item: int) -> np.ndarray:
-    """Item indices (items of `item` bytes) of a storage at `base` of `extent` bytes that any byte of the
-    stores (byte addresses `addrs`, `size` bytes each) touches, whatever the store's element size: a
-    program storing into a float32 output through an int64 pointer writes it too (red team a108)."""
-    rel = addrs - base
-    rel = rel[(rel > -size) & (rel < extent)]
-    touched = np.unique(np.concatenate([(rel + b) // item for b in range(size)])) if rel.size else rel
-    return touched[(touched >= 0) & (touched < extent // item)]
-
-
-def _view_index(t: torch.Tensor):
-    """A function from item indices of t's storage to their indices in t.flatten() (-1 outside the view)."""
-    if t.is_contiguous():
-        first, n = t.storage_offset(), t.numel()
-        return lambda items: np.where((items >= first) & (items < first + n), items - first, -1)
-    where = np.full(t.untyped_storage().nbytes() // t.element_size(), -1, dtype=np.int64)
-    where[_offsets(t, where.size)] = np.arange(t.numel(), dtype=np.int64)
-    return lambda items: where[items]
-
-
-def _mark_views(mark: np.ndarray, t: torch.Tensor, views: list[torch.Tensor]) -> None:
-    """Mark the items of t's storage that the tensors an aten op wrote (`views`) lie on."""
-    item, base = t.element_size(), t.untyped_storage().data_ptr()
-    for v in views:
-        if not (v.numel() and v.untyped_storage().data_ptr() == base):
-            continue
-        if v.element_size() != item:
-            first = v.storage_offset() * v.element_size()
-            last = first + (max([0, *(s * (n - 1) for s, n in zip(v.stride(), v.shape))]) + 1) * v.element_size()
-            mark[first // item:-(-last // item)] = True   # its whole byte span: compared, never short
-        elif v.is_contiguous():
-            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
-        else:
-            mark[_offsets(v, mark.size)] = True
-
-
-def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
-                     seed: int) -> np.ndarray:
-    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
-    program stored, of any element size, the elements of tensors an aten op wrote: `views`), at most
-    MAX_CHECKED of them (drawn from `seed` when there are more)."""
-    item = t.element_size()
-    storage = t.untyped_storage()
-    base, extent = storage.data_ptr(), storage.nbytes()
-    mark = np.zeros(extent // item, dtype=bool)
-    for addrs, size in stores:
-        mark[_touched_items(addrs, size, base, extent, item)] = True
-    _mark_views(mark, t, views)
-    if t.is_contiguous():
-        found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
-    else:
-        found = np.flatnonzero(mark[_offsets(t, extent // item)])
-    if found.size > MAX_CHECKED:
-        found = np.sort(np.random.default_rng([seed & (2**63 - 1), found.size]).choice(found, MAX_CHECKED,
-                                                                                       replace=False))
-    return found.astype(np.int64)
-
-
-# How far below the output's size the estimated coverage may fall: a masked program at a tile grid's edge
-# that is not a corner stores less than its stratum's weight assumes. A sampled program that skips its block
-# costs its stratum's share, 1 / STRATA of the grid, which is twice this.
-COVERAGE_SLACK = 1.0 / (2 * STRATA)
-# On a one-dimensional grid every edge program is a corner, always run and weighed 1, so an honest kernel's
-# estimate is exact: any shortfall beyond rounding is work skipped, in every program (red team a116 left 5 of
-# each program's 64 rows unwritten, inside the two-dimensional slack)
-LINE_SLACK = 1.0 / 256
-
-
-def _multi_dimensional(entry: tuple) -> bool:
-    return len(entry) > 3 and sum(g > 1 for g in entry[3]) > 1
-
-
-def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) -> tuple[float, float]:
-    """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store,
-    with the price's weights: per sampled launch, each program's distinct elements of the view (any byte of
-    them stored) times its weight, times the share of the sample's stored elements that are distinct (every
-    program storing the same block is one block); an aten op that wrote the view counts its elements exactly.
-    Elements an earlier launch (or aten op) already stored count once: launches over the same grid run the
-    same sampled programs, so copy launches restoring the sampled rows would otherwise add up to a whole
-    output (red team a113, a115). A program that skips its block, or stores into scratch or past the view,
-    covers nothing (red team a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
-    if not t.numel():
-        return 1.0, LINE_SLACK
-    item, storage = t.element_size(), t.untyped_storage()
-    base, extent = storage.data_ptr(), storage.nbytes()
-    index = _view_index(t)
-    aten = np.zeros(extent // item, dtype=bool)
-    _mark_views(aten, t, views)
-    # elements already counted, as one flag per element of the view (an aten op may have written all of a
-    # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
-    seen = np.zeros(t.numel(), dtype=bool)
-    hit = index(np.flatnonzero(aten))
-    for start in range(0, hit.size, 1 << 22):
-        chunk = hit[start:start + (1 << 22)]
-        seen[chunk[chunk >= 0]] = True
-    del hit
-    covered = float(np.count_nonzero(seen))
-    tiled = 0.0   # the part of `covered` that multi-dimensional grids stored
-    for entry in launches:
-        weights, log, owners = entry[:3]
-        per: dict[int, list[np.ndarray]] = {}
-        for (addrs, size), k in zip(log, owners):
-            items = index(_touched_items(addrs, size, base, extent, item))
-            per.setdefault(k, []).append(items[items >= 0])
-        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(weights) and weights[k]}
-        sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
-        stored = sum(s.size for s in sets.values())
-        if not stored:
-            continue
-        union = np.unique(np.concatenate(list(sets.values())))
-        share = union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
-        covered += share
-        tiled += share if _multi_dimensional(entry) else 0.0
-        seen[union] = True
-    slack = LINE_SLACK + COVERAGE_SLACK * min(1.0, tiled / t.numel())
-    return min(1.0, covered / t.numel()), min(slack, COVERAGE_SLACK)
