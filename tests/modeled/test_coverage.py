@@ -61,7 +61,10 @@ def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_s
     index = coverage.written_elements(out, wide.log, [], 0)
     assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
     # an aten op that wrote the output counts its elements exactly
-    assert coverage.output_coverage(out, [], [out]) == 1.0 and coverage.output_coverage(out, [], [buf[:490]]) == 0.5
+    aten = lambda *views: [coverage.AtenWrite(v) for v in views]  # noqa: E731
+    assert coverage.output_coverage(out, [], aten(out)) == 1.0 and coverage.output_coverage(out, [], aten(buf[:490])) == 0.5
+    # but for what a later launch with unrun programs was handed (it may store there)
+    assert coverage.output_coverage(out, [], [coverage.AtenWrite(out, [buf[:245]])]) == 0.75
 
 
 def _tiles(grid: tuple, shape: tuple, tile: tuple) -> dict:
@@ -122,7 +125,8 @@ def test_a_kind_of_position_the_sample_missed_counts_as_its_corner_that_stored_t
 
 
 def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = None):
-    """(counter, replay, outputs) of a sampled replay (seed None: every program) of the solution at `path`."""
+    """(counter, replay, outputs) of a sampled replay (seed None: every program) of `source` (else the solution
+    at `path`)."""
     source = source or path.read_text()
     rebuilt = rebuild(source)
     kernels = load_module_from_source(rebuilt.source)
@@ -180,3 +184,45 @@ def test_an_aten_write_is_superseded_only_by_a_later_launch_with_unrun_programs_
     assert not coverage.SampledStores(run, (100, 1, 1), [], [], EMPTY).overwrites(out)      # it stored nothing
     whole = [((x, 0, 0), "stratum") for x in range(3)]                                      # every program ran:
     assert not coverage.SampledStores(whole, (3, 1, 1), [], [], stored).overwrites(out)     # its stores are all
+
+
+HALVES = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, N, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + (offs // N) * stride + offs % N, 2 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        M, N = x.shape
+        out = torch.empty(M, 2 * N)
+        out[:, :N].copy_(x)
+        double_kernel[(triton.cdiv(M * N, 256),)](x, out[:, N:], M * N, N, 2 * N, BLOCK=256)
+        return out
+'''
+
+
+def test_an_aten_write_beside_what_a_later_launch_was_handed_is_still_compared_and_counted():
+    # the left half copied by aten, the right half stored by a kernel handed that half: only what the kernel may
+    # store is left out. Handed the whole output (its offsets computed inside), it may store anywhere in it
+    torch.manual_seed(0)
+    x = torch.randn(64, 100)
+    expected = torch.cat([x, 2 * x], dim=1).flatten()
+    for source, whole in ((HALVES, True), (HALVES.replace("out[:, N:], M * N", "out, M * N").replace(
+            "(offs // N) * stride + offs % N", "(offs // N) * stride + offs % N + N"), False)):
+        counter, replay, _ = _replay(None, [x], 5, source)
+        index, values = replay.checked_outputs()
+        assert torch.equal(values, expected[index])
+        left = int(((index % 200) < 100).sum())
+        if whole:
+            assert counter.output_coverage == [1.0] and left == 6400
+        else:
+            assert counter.output_coverage[0] < 0.6 and left == 0

@@ -11,15 +11,17 @@ An honest kernel's estimate is then exact, whatever its grid's shape, and the al
 rounding only: a kernel that leaves rows unwritten in every program (red team a116, and a117, which
 launched the same row walk on a (G/2, 2) grid to get the slack 2-D grids once had) falls short.
 
-Aten writes that a later launch may overwrite are neither compared nor counted (superseded): an
-output zeroed with `torch.zeros_like` before a kernel stores into it holds zeros wherever the
-unsampled programs were to store, which is no wrong answer, and no coverage either.
+Aten writes that a later launch may overwrite (the elements of the tensors it was handed on an
+allocation its sampled programs stored into) are neither compared nor counted: an output zeroed with
+`torch.zeros_like` before a kernel stores into it holds zeros wherever the unsampled programs were to
+store, which is no wrong answer, and no coverage either (the kernel's own stores must cover it).
+Leaving an aten write out can only take credit away, never add it.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -54,6 +56,14 @@ class SampledStores:
         end = (storage.data_ptr() + storage.nbytes() - 1) // SECTOR + 1
         at = int(np.searchsorted(self.written, first))
         return at < self.written.size and int(self.written[at]) < end
+
+
+@dataclass
+class AtenWrite:
+    """A tensor an aten step wrote, and the tensors on its allocation that later launches with unrun
+    programs were handed and stored into that allocation (`cleared`: what those programs were to store)."""
+    tensor: torch.Tensor
+    cleared: list = field(default_factory=list)
 
 
 def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
@@ -100,10 +110,23 @@ def _mark_views(mark: np.ndarray, t: torch.Tensor, views: list[torch.Tensor]) ->
             mark[_offsets(v, mark.size)] = True
 
 
-def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
+def _mark_aten(mark: np.ndarray, t: torch.Tensor, writes: list[AtenWrite]) -> None:
+    """Mark the items of t's storage that aten writes lie on, but for those a later launch may overwrite."""
+    for w in writes:
+        if not w.cleared:
+            _mark_views(mark, t, [w.tensor])
+            continue
+        mine, cleared = np.zeros_like(mark), np.zeros_like(mark)
+        _mark_views(mine, t, [w.tensor])
+        _mark_views(cleared, t, w.cleared)
+        mark |= mine & ~cleared
+
+
+def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[AtenWrite],
                      seed: int) -> np.ndarray:
     """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
-    program stored, of any element size, the elements of tensors an aten op wrote: `views`), at most
+    program stored, of any element size, the elements aten ops wrote that no later launch may overwrite:
+    `views`), at most
     MAX_CHECKED of them (drawn from `seed` when there are more)."""
     item = t.element_size()
     storage = t.untyped_storage()
@@ -111,7 +134,7 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
     mark = np.zeros(extent // item, dtype=bool)
     for addrs, size in stores:
         mark[_touched_items(addrs, size, base, extent, item)] = True
-    _mark_views(mark, t, views)
+    _mark_aten(mark, t, views)
     if t.is_contiguous():
         found = np.flatnonzero(mark[t.storage_offset():t.storage_offset() + t.numel()])
     else:
@@ -161,7 +184,7 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
     return weights
 
 
-def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[torch.Tensor]) -> float:
+def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:
     """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store:
     per sampled launch, each program's distinct elements of the view (any byte of them stored) times the
     programs it stands for (class_weights), times the share of the sample's stored elements that are distinct
@@ -177,7 +200,7 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
     base, extent = storage.data_ptr(), storage.nbytes()
     index = _view_index(t)
     aten = np.zeros(extent // item, dtype=bool)
-    _mark_views(aten, t, views)
+    _mark_aten(aten, t, views)
     # elements already counted, as one flag per element of the view (an aten op may have written all of a
     # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
     seen = np.zeros(t.numel(), dtype=bool)

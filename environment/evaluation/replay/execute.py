@@ -104,8 +104,7 @@ class Replay:
         scales its counts to the grid, as the replay at the task's GPU shape does."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
         self.sample_seed = counter.sample_seed
-        # tensors aten steps wrote that no later launch may overwrite (sampled replay: compared and counted)
-        self.aten_written: list[torch.Tensor] = []
+        self.aten_written: list[coverage.AtenWrite] = []   # what aten steps wrote (sampled replay)
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
             if s.source == "input":
@@ -181,7 +180,7 @@ class Replay:
             with self.counter.paused():
                 _poison(leaves)
         elif self.sample_seed is not None:
-            self.aten_written.extend(leaves)
+            self.aten_written.extend(coverage.AtenWrite(t) for t in leaves)
 
     def _launch(self, step) -> None:
         if step.kernel not in self.names:
@@ -194,8 +193,13 @@ class Replay:
         kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
         # what an aten op wrote where unsampled programs of this launch may store is no result (an output
         # zeroed before a kernel stores into it), and no coverage: the launch's own stores must cover it
+        handed = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in [*args, *kwargs.values()]]
+        handed = [v for v in handed if isinstance(v, torch.Tensor)]
         for launch in self.counter.sampled_launches[before:]:
-            self.aten_written = [t for t in self.aten_written if not launch.overwrites(t)]
+            for write in self.aten_written:
+                if launch.overwrites(write.tensor):
+                    at = write.tensor.untyped_storage().data_ptr()
+                    write.cleared += [v for v in handed if v.untyped_storage().data_ptr() == at] or [write.tensor]
 
     def checked_outputs(self) -> list[torch.Tensor]:
         """Per output, the indices of the elements the sampled replay's executed work wrote and their
