@@ -162,3 +162,20 @@ def test_a_kernel_storing_into_a_zeroed_output_keeps_its_gpu_shape_price():
     assert result.correct and not result.flags and p.gpu_shape_speedup is not None, (result.flags, p.note)
     assert p.modeled_candidate.shape in [dict(s) for s in GELU.gpu_shapes]
     assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup) > 0
+
+
+def test_a_split_kernel_adding_atomically_into_a_zeroed_output_keeps_its_gpu_shape_price():
+    """Two programs per block each add half of the result atomically: where only the sample ran the elements
+    held half sums (size_dependent). Each sampled block is completed along the grid's short axis."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    source = (FUSED.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+              .replace("grid = (triton.cdiv(n, BLOCK),)", "grid = (triton.cdiv(n, BLOCK), 2)")
+              .replace("tl.store(out_ptr + offs, y, mask=mask)", "tl.atomic_add(out_ptr + offs, y * 0.5, mask=mask)"))
+    assert source.count("atomic_add") == 1 and "BLOCK), 2)" in source and "zeros_like" in source
+    result = evaluate(GELU, source, dataclasses.replace(harness_config(), gpu_shape_pricing=True), seed=1)
+    p = result.performance
+    assert result.correct and not result.flags and p.gpu_shape_speedup is not None, (result.flags, p.note)
+    assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup) > 0

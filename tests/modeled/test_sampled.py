@@ -148,3 +148,16 @@ def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
     x = torch.zeros(64, 64)
     descriptor = TensorDescriptor.from_tensor(x, [16, 16])
     assert sampled.storage_spans([descriptor, 3]) == sampled.storage_spans([x])
+
+
+def test_an_atomic_launch_completes_each_sampled_position_along_its_short_axes_and_weighs_them_nothing():
+    chosen = sampled.choose_programs((100, 4, 1), 3)
+    extra = sampled.completion((100, 4, 1), chosen)
+    run = {p for p, _ in chosen} | {p for p, _ in extra}
+    assert len(run) == len(chosen) + len(extra) and all(r == "complete" for _, r in extra)
+    assert run == {(x, y, 0) for (x, _, _), _ in chosen for y in range(4)}   # every split of each sampled block
+    # the shortest axes first, while their extents multiply to at most COMPLETE: z (4) here, not y (32) too
+    wide = sampled.completion((100, 32, 4), [((5, 7, 0), "stratum")])
+    assert sorted(p for p, _ in wide) == [(5, 7, z) for z in (1, 2, 3)]
+    assert sampled.completion((100, 1, 1), chosen) == []                     # a long line has no split axis
+    assert sampled._weights(["corner", "stratum", "complete"], 10) == [1.0, 9.0, 0.0]

@@ -155,7 +155,8 @@ def _position(c: int, g: int) -> int:
 def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
     """How many programs of the grid each sampled program stands for in the coverage (they sum to the
     grid's programs). Programs are classed by their position on each axis (first, interior, last); a class
-    is shared evenly by its sampled programs (corners and the estimate's, else the check programs); a class
+    is shared evenly by its sampled programs (corners and the estimate's, else the check programs; programs run
+    only to complete atomic sums stand for none); a class
     none was drawn from counts as the corner of its kind (its interior axes set to their first or last
     index) that stored the most (`stored`: distinct new output elements per program), but never as more
     than the interior programs drawn store each."""
@@ -164,12 +165,13 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
     for i, key in enumerate(keys):
         members.setdefault(key, []).append(i)
     weights = [0.0] * len(programs)
-    interior = max((n for n, (_, role) in zip(stored, programs) if role != "corner"), default=math.inf)
+    interior = max((n for n, (_, role) in zip(stored, programs) if role in ("stratum", "check")), default=math.inf)
     axes = [(0,) if g == 1 else (0, 2) if g == 2 else (0, 1, 2) for g in grid]
     for key in itertools.product(*axes):
         size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, grid))
         found = members.get(key, [])
-        chosen = [i for i in found if programs[i][1] != "check"] or found
+        chosen = ([i for i in found if programs[i][1] in ("corner", "stratum")]
+                  or [i for i in found if programs[i][1] == "check"])
         if chosen:
             for i in chosen:
                 weights[i] += size / len(chosen)

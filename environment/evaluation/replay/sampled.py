@@ -28,6 +28,7 @@ skipper voids the estimate (red team a104-a106, a108, a116, a117).
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 
 import numpy as np
@@ -44,6 +45,11 @@ from environment.evaluation.replay.coverage import SampledStores
 STRATA = 6
 CHECKS = 6
 FULL = 16
+# A launch whose programs add into shared elements atomically (split-K into a zeroed output) leaves partial
+# sums where only the sample ran: each sampled program's position is completed along the grid's short axes
+# (shortest first, at most COMPLETE programs per position), the split axis of such kernels, so the elements
+# it added into hold whole sums and can be compared. The completing programs carry no weight anywhere.
+COMPLETE = 16
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -82,6 +88,23 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
+def completion(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
+    """((x, y, z), "complete") of the programs that share a chosen program's index on every axis but the
+    short ones (the shortest axes longer than 1 whose extents multiply to at most COMPLETE), not chosen."""
+    axes, span = [], 1
+    for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
+        if span * grid[a] <= COMPLETE:
+            axes.append(a)
+            span *= grid[a]
+    run, extra = {p for p, _ in chosen}, []
+    for p, _ in (chosen if axes else []):
+        for q in itertools.product(*[range(grid[a]) if a in axes else (p[a],) for a in range(3)]):
+            if q not in run:
+                run.add(q)
+                extra.append((q, "complete"))
+    return extra
+
+
 def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
     counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
@@ -108,6 +131,12 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                 for (x, y, z), _ in chosen:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
+                if sink.launch.atomics():
+                    extra = completion(grid, chosen)
+                    for (x, y, z), _ in extra:
+                        interp.interpreter_builder.set_grid_idx(x, y, z)
+                        executor.fn(**args)
+                    chosen = chosen + extra
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
@@ -220,7 +249,7 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
         at = np.searchsorted(starts, written, side="right") - 1
         return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
 
-    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r != "corner"]
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check")]
     common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
     return [i for i, t in interior if t != common]
 
