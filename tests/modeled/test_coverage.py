@@ -41,7 +41,10 @@ def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_s
     out, at = buf[:980], buf.data_ptr()
     programs = _line([0, 97, 10, 25, 40, 55, 70, 85, 90], ["corner", "corner", *["stratum"] * 6, "check"])
     honest = {p: [(40 * p[0], 40 * p[0] + 40)] for p, _ in programs}
-    cover = lambda blocks, size=4: coverage.output_coverage(out, [_launch(programs, (98, 1, 1), blocks, at, size)], [])  # noqa: E731
+
+    def cover(blocks: dict, size: int = 4) -> float:
+        return coverage.output_coverage(out, [_launch(programs, (98, 1, 1), blocks, at, size)], [])
+
     assert cover(honest) == 1.0
     # a sampled stratum program that skips its block (stores scratch): its share of the interior is missing
     skip = {**honest, (10, 0, 0): [(junk.data_ptr() - at, junk.data_ptr() - at + 40)]}
@@ -62,7 +65,8 @@ def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_s
     assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
     # an aten op that wrote the output counts its elements exactly
     aten = lambda *views: [coverage.AtenWrite(v) for v in views]  # noqa: E731
-    assert coverage.output_coverage(out, [], aten(out)) == 1.0 and coverage.output_coverage(out, [], aten(buf[:490])) == 0.5
+    assert coverage.output_coverage(out, [], aten(out)) == 1.0
+    assert coverage.output_coverage(out, [], aten(buf[:490])) == 0.5
     # but for what a later launch with unrun programs was handed (it may store there)
     assert coverage.output_coverage(out, [], [coverage.AtenWrite(out, [buf[:245]])]) == 0.75
 
@@ -142,7 +146,7 @@ def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = No
 
 
 def test_the_shipped_tiled_matmul_masked_at_both_edges_is_covered_exactly():
-    path = ROOT / "environment" / "tasks" / "problems" / "matmul_bias_relu" / "solutions" / "correct" / "triton_tiled.py"
+    path = ROOT / "environment/tasks/problems/matmul_bias_relu/solutions/correct/triton_tiled.py"
     torch.manual_seed(0)
     a, b, bias = torch.randn(321, 64), torch.randn(64, 263), torch.randn(263)   # a (6, 5) grid of 64 x 64 tiles
     for seed in (1, 2, 3):

@@ -145,8 +145,6 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
     return found.astype(np.int64)
 
 
-
-
 def _position(c: int, g: int) -> int:
     """Where index c lies on an axis of g programs: 0 the first, 1 interior, 2 the last."""
     return 0 if c == 0 else 2 if c == g - 1 else 1
@@ -155,11 +153,10 @@ def _position(c: int, g: int) -> int:
 def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
     """How many programs of the grid each sampled program stands for in the coverage (they sum to the
     grid's programs). Programs are classed by their position on each axis (first, interior, last); a class
-    is shared evenly by its sampled programs (corners and the estimate's, else the check programs; programs run
-    only to complete atomic sums stand for none); a class
-    none was drawn from counts as the corner of its kind (its interior axes set to their first or last
-    index) that stored the most (`stored`: distinct new output elements per program), but never as more
-    than the interior programs drawn store each."""
+    is shared evenly by its sampled programs (corners and the estimate's, else the check programs; programs
+    run only to complete atomic sums stand for none); a class none was drawn from counts as the corner of
+    its kind (its interior axes set to their first or last index) that stored the most (`stored`: distinct
+    new output elements per program), but never as more than the interior programs drawn store each."""
     keys = [tuple(_position(c, g) for c, g in zip(pos, grid)) for pos, _ in programs]
     members: dict[tuple, list[int]] = {}
     for i, key in enumerate(keys):
