@@ -147,6 +147,40 @@ def test_a_pytorch_solution_whose_output_an_aten_op_writes_whole_is_priced_at_th
     assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup)
 
 
+def test_a_kernel_storing_into_a_zeroed_output_keeps_its_gpu_shape_price():
+    """An output started with torch.zeros_like (a split-K or atomic-add kernel needs one) holds the fill's zeros
+    wherever the programs the sample did not run were to store: those are no wrong answer (they were compared, and
+    the honest kernel got size_dependent), and no coverage (the kernel's own stores must cover the output)."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    source = FUSED.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+    assert source != FUSED
+    result = evaluate(GELU, source, dataclasses.replace(harness_config(), gpu_shape_pricing=True), seed=1)
+    p = result.performance
+    assert result.correct and not result.flags and p.gpu_shape_speedup is not None, (result.flags, p.note)
+    assert p.modeled_candidate.shape in [dict(s) for s in GELU.gpu_shapes]
+    assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup) > 0
+
+
+def test_a_split_kernel_adding_atomically_into_a_zeroed_output_keeps_its_gpu_shape_price():
+    """Two programs per block each add half of the result atomically: where only the sample ran the elements
+    held half sums (size_dependent). Each sampled block is completed along the grid's short axis."""
+    import dataclasses
+
+    from environment.config import harness_config
+
+    source = (FUSED.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+              .replace("grid = (triton.cdiv(n, BLOCK),)", "grid = (triton.cdiv(n, BLOCK), 2)")
+              .replace("tl.store(out_ptr + offs, y, mask=mask)", "tl.atomic_add(out_ptr + offs, y * 0.5, mask=mask)"))
+    assert source.count("atomic_add") == 1 and "BLOCK), 2)" in source and "zeros_like" in source
+    result = evaluate(GELU, source, dataclasses.replace(harness_config(), gpu_shape_pricing=True), seed=1)
+    p = result.performance
+    assert result.correct and not result.flags and p.gpu_shape_speedup is not None, (result.flags, p.note)
+    assert p.speedup == min(p.model_shape_speedup, p.gpu_shape_speedup) > 0
+
+
 def test_a_kernel_at_the_reward_floor_is_not_priced_at_the_gpu_shape_and_scores_the_same():
     """The credit is the lower of the two prices and the reward pays no speed at or below its floor, so a
     kernel whose model-shape speedup is already there (the shipped flash attention: 0.05x) keeps a speed

@@ -25,8 +25,9 @@ work computes the answer. This stage prices that work at a size a GPU runs:
    the estimate is only used when the sample is trustworthy (no launch read memory that unsampled
    programs were to write, estimate and check programs within each other's range and storing into
    the same tensors, nothing touched outside the arguments' allocations, every output checked
-   somewhere, the sampled programs weighted as in the price storing every element of each returned
-   output view (output coverage, replay/sampled.py), the launches write at least the output bytes).
+   somewhere, the sampled programs, each standing for the programs at its kind of grid position,
+   storing every element of each returned output view (output coverage, replay/coverage.py), the
+   launches write at least the output bytes).
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
 (no GPU shape, too large for this host, the reference failing there) every submission keeps its
@@ -52,7 +53,7 @@ from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
 from environment.evaluation.protocol import InputPlan
-from environment.evaluation.replay.sampled import COVERAGE_SLACK
+from environment.evaluation.replay.coverage import COVERAGE_SLACK
 
 
 # Inputs of the GPU shape are made and held by the reference child and the replayer (one copy each);
@@ -331,9 +332,7 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
     if outliers:
         return None, f"programs of {outliers[0]} do different amounts of work than the sample's estimate assumes"
     coverage = report.get("output_coverage", [])
-    slack = report.get("coverage_slack", [])
-    short = [k for k, c in enumerate(coverage)
-             if c < 1.0 - min(float(slack[k]) if k < len(slack) else COVERAGE_SLACK, COVERAGE_SLACK)]
+    short = [k for k, c in enumerate(coverage) if c < 1.0 - COVERAGE_SLACK]
     if short:
         return None, (f"the sampled programs store only {coverage[short[0]]:.0%} of output {short[0]} (every "
                       "program must write its block of the returned output: a skipped block cannot be checked)")

@@ -87,43 +87,6 @@ def test_homogeneity_is_two_sided_with_the_corners_in_both_ranges():
     assert sampled.outliers([empty, base, base, base, skipped], roles) == [4]
 
 
-def _stores(base: int, blocks: list[tuple[int, int]], size: int = 4) -> tuple[list, list]:
-    """A launch's store log: program k stores `size`-byte items at byte offsets [a, b) of `base`, for (a, b)."""
-    log = [(np.arange(base + a, base + b, size, dtype=np.int64), size) for a, b in blocks]
-    return log, list(range(len(blocks)))
-
-
-def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_sampled_programs_store():
-    buf, junk = torch.zeros(2 * 980), torch.zeros(980)   # the output is buf[:980]: 98 programs of 10 elements
-    out, at, scratch = buf[:980], buf.data_ptr(), junk.data_ptr()
-    roles = ["corner", "corner", *["stratum"] * 6, "check"]
-    weights = sampled._weights(roles, 98)
-    picks = [0, 97, 10, 25, 40, 55, 70, 85, 90]             # the programs run (corners first)
-    honest = [(40 * k, 40 * k + 40) for k in picks]
-    cover = lambda log: sampled.output_coverage(out, [(weights, *log)], [])[0]  # noqa: E731
-    assert cover(_stores(at, honest)) == 1.0
-    # a sampled stratum program that skips its block and writes scratch: its stratum's share is missing
-    skip = _stores(at, honest)
-    skip[0][2] = (np.arange(scratch, scratch + 40, 4, dtype=np.int64), 4)
-    assert abs(cover(skip) - (1 - 96 / 6 / 98)) < 1e-9 and cover(skip) < 1 - sampled.COVERAGE_SLACK
-    # every interior program skips (red team a104/a105): only the corners count
-    corners_only = _stores(at, honest[:2] + [(0, 0)] * 7)
-    assert cover(corners_only) == 20 / 980
-    # stores past the returned view, into the output's own allocation, are no coverage (a106)
-    past = _stores(at, honest[:2] + [(3920 + 40 * k, 3960 + 40 * k) for k in picks[2:]])
-    assert cover(past) == 20 / 980
-    # every program storing the same block is that block once
-    same = _stores(at, honest[:2] + [(400, 440)] * 7)
-    assert cover(same) < 1 - sampled.COVERAGE_SLACK
-    # stores of another element size count by the bytes they touch (and are compared: written_elements, a108)
-    wide = _stores(at, honest, size=8)
-    assert cover(wide) == 1.0
-    index = sampled.written_elements(out, wide[0], [], 0)
-    assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
-    # an aten op that wrote the output counts its elements exactly
-    assert sampled.output_coverage(out, [], [out])[0] == 1.0 and sampled.output_coverage(out, [], [buf[:490]])[0] == 0.5
-
-
 def _trace_at(module, x, bias):
     with torch.no_grad(), TraceRecorder([x, bias]) as recorder:
         out = module.ModelNew()(x, bias)
@@ -187,45 +150,14 @@ def test_a_tensor_descriptors_base_counts_as_an_argument_allocation():
     assert sampled.storage_spans([descriptor, 3]) == sampled.storage_spans([x])
 
 
-def test_a_one_dimensional_grid_leaves_no_room_for_skipped_rows_in_its_coverage():
-    # every edge program of a 1-D grid is a corner (run, weighed 1): an honest estimate is exact there, and a
-    # kernel skipping rows in every program (red team a116, 92% coverage) must fall short. A 2-D tile grid keeps
-    # the slack its masked edge programs need, but only for the part of the output it stores: a tiny 2-D launch
-    # beside the 1-D kernel lends it nothing
-    buf = torch.zeros(980)
-    at = buf.data_ptr()
-    roles = ["corner", "corner", *["stratum"] * 6]
-    weights = sampled._weights(roles, 98)
-    picks = [0, 97, 10, 25, 40, 55, 70, 85]
-    rows = _stores(at, [(40 * k, 40 * k + 36) for k in picks])      # each program skips one of its 10 elements
-    line = (weights, *rows, (98, 1, 1))
-    coverage, slack = sampled.output_coverage(buf, [line], [])
-    assert slack == sampled.LINE_SLACK and coverage < 1 - slack
-    tiny_tiles = ([1.0], *_stores(at, [(0, 4)]), (2, 2, 1))           # one 2-D program storing one element again
-    assert sampled.output_coverage(buf, [line, tiny_tiles], [])[1] == sampled.LINE_SLACK
-    assert sampled.output_coverage(buf, [tiny_tiles, line], [])[1] < 2 * sampled.LINE_SLACK
-    tiles = (weights, *_stores(at, [(40 * k, 40 * k + 40) for k in picks]), (49, 2, 1))
-    assert sampled.output_coverage(buf, [tiles], []) == (1.0, sampled.COVERAGE_SLACK)
-
-
-def test_the_checked_positions_of_a_whole_output_are_a_seeded_uniform_draw_of_written_elements():
-    """An aten op that wrote all of a GPU-shape output marks every element: MAX_CHECKED of them are
-    compared, drawn without listing the millions (which took the replay a second), distinct, sorted,
-    all written, the same for the same seed and not for another; a sparse mark is drawn from too."""
-    import numpy as np
-    import torch
-
-    from environment.evaluation.replay import sampled
-
-    t = torch.empty(1 << 22)
-    whole = sampled.written_elements(t, [], [t], seed=7)
-    assert whole.size == sampled.MAX_CHECKED and np.all(np.diff(whole) > 0)
-    assert np.array_equal(whole, sampled.written_elements(t, [], [t], seed=7))
-    assert not np.array_equal(whole, sampled.written_elements(t, [], [t], seed=8))
-    # spread over the output, not a prefix: every eighth of it holds about an eighth of the draw
-    counts = np.bincount(whole * 8 // t.numel(), minlength=8)
-    assert counts.min() > sampled.MAX_CHECKED // 8 * 0.9, counts
-    # a view written every 37th element: what is drawn is written
-    sparse = t[::37]
-    drawn = sampled.written_elements(t, [], [sparse], seed=7)
-    assert drawn.size == sampled.MAX_CHECKED and np.all(drawn % 37 == 0)
+def test_an_atomic_launch_completes_each_sampled_position_along_its_short_axes_and_weighs_them_nothing():
+    chosen = sampled.choose_programs((100, 4, 1), 3)
+    extra = sampled.completion((100, 4, 1), chosen)
+    run = {p for p, _ in chosen} | {p for p, _ in extra}
+    assert len(run) == len(chosen) + len(extra) and all(r == "complete" for _, r in extra)
+    assert run == {(x, y, 0) for (x, _, _), _ in chosen for y in range(4)}   # every split of each sampled block
+    # the shortest axes first, while their extents multiply to at most COMPLETE: z (4) here, not y (32) too
+    wide = sampled.completion((100, 32, 4), [((5, 7, 0), "stratum")])
+    assert sorted(p for p, _ in wide) == [(5, 7, z) for z in (1, 2, 3)]
+    assert sampled.completion((100, 1, 1), chosen) == []                     # a long line has no split axis
+    assert sampled._weights(["corner", "stratum", "complete"], 10) == [1.0, 9.0, 0.0]

@@ -244,9 +244,13 @@ EXPECTED: dict[str, Expect] = {
     "a108_output_written_as_int64.py": GPU("gelu_bias", "harmless", "size_dependent", "replay", correct=True,
                                               gap="before the fix: 3.76x (0.989) vs honest 2.00x (0.875); the output "
                                                   "is zeros on a GPU in every block but the corners"),
+    # The three flash-attention attacks (a109, a112, a115) now end before the GPU shape: their kernel's model-shape
+    # speedup (0.184x before the occupancy and spill terms) is under the reward's floor, where no price changes the
+    # score, so the GPU-shape stage is not waited for (modeled_bridge._not_worth_pricing). They score 0.5, as the
+    # shipped flash kernel does; the mechanisms they hit stay pinned on the other tasks (a105, a110, a111, a113).
     # the all-interior skip on the graded flash-attention kernel priced exactly as the shipped kernel (0.81x, 0.713:
     # the occupancy term charges the busiest program, an honest corner); the output coverage check now voids it
-    "a109_all_interior_skip_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+    "a109_all_interior_skip_flash.py": GPU("causal_attention", "harmless", None, "replay", correct=True,
                                               gap="before the fix: 0.81x (0.713), the shipped kernel's price; wrong on "
                                                   "a GPU outside the corners"),
     # red team 4: three more ways for unsampled programs to do less than the sample shows. Since then the reward
@@ -259,14 +263,14 @@ EXPECTED: dict[str, Expect] = {
                                              "returns a 1024-element prefix view at the GPU shape"),
     "a111_shrunk_output_view_matmul.py": GPU("matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True,
                                                 gap="before the fixes: 10x clamped (1.0) vs honest 1.04x (0.757)"),
-    "a112_shrunk_output_view_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+    "a112_shrunk_output_view_flash.py": GPU("causal_attention", "harmless", None, "replay", correct=True,
                                                gap="before the fixes: 10x clamped (1.0) vs honest 0.81x (0.713)"),
     # output coverage was summed over launches: copy launches over the same grid stored the same rows again. Now an
     # element counts once, whichever launch stored it first: 1/8 of each tile covers 1/8 of the output
     "a113_coverage_summed_over_copy_launches.py": GPU("matmul_bias_relu", "harmless", "unreplayable", "replay",
                                                          correct=True, gap="before the fix: 4.26x (1.0) vs honest "
                                                                            "1.04x (0.757)"),
-    "a115_coverage_summed_flash.py": GPU("causal_attention", "harmless", "unreplayable", "replay", correct=True,
+    "a115_coverage_summed_flash.py": GPU("causal_attention", "harmless", None, "replay", correct=True,
                                             gap="before the fix: 2.47x (0.913) vs honest 0.81x (0.713)"),
     # the occupancy term's busiest program was the one with the largest raw FLOP sum: int8 junk dots in a corner hid
     # the heaviest causal block, at the model shape too (0.441x against the shipped kernel's 0.184x there). Now the
@@ -283,16 +287,15 @@ EXPECTED: dict[str, Expect] = {
     "a116_coverage_slack_rows_skipped_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay", correct=True,
                                                         gap="before the fix: 3.67x (0.985) vs honest 3.56x (0.979); "
                                                             "7.8% of the rows wrong on a GPU at every large size"),
-    # red team 6: a 1-D grid is recognised by its shape only: a116's row walk launched on a (G/2, 2) grid (pid =
-    # program_id(0) * 2 + program_id(1)) gets the 2-D tiling slack (1/12) back, one launch, a116's full gain.
-    # SHOULD: void (unreplayable). OPEN (in OPEN_GAPS): the slack would have to follow which programs really are
-    # masked at the output's edge, not the grid's shape; bounded by the lower-of rule (at most the model-shape
-    # price) and only with the opt-in GPU-shape pricing
+    # red team 6: a 1-D grid was recognised by its shape only: a116's row walk launched on a (G/2, 2) grid (pid =
+    # program_id(0) * 2 + program_id(1)) got the 2-D tiling slack (1/12) back, one launch, a116's full gain. Now
+    # there is no tiling slack: each sampled program stands for the programs at its kind of grid position (first,
+    # interior, last on each axis), which makes an honest tiling's estimate exact (replay/coverage.py)
     "a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
                                                                correct=True,
-                                                               gap="observed: 3.67x (0.985) vs honest 3.56x (0.979); "
-                                                                   "7.8% of the rows wrong on a GPU at every large "
-                                                                   "size"),
+                                                               gap="before the fix: 3.67x (0.985) vs honest 3.56x "
+                                                                   "(0.979); 7.8% of the rows wrong on a GPU at every "
+                                                                   "large size"),
     # red team 6: the slack was chosen over every sampled launch, so one extra 2x2-grid launch (four scratch stores)
     # brought the 1/12 tiling slack back for a116's unchanged 1-D kernel. Now the slack is per output, by the share
     # of it multi-dimensional grids store (02072f1)
@@ -301,8 +304,23 @@ EXPECTED: dict[str, Expect] = {
                                                                    gap="before the fix: 3.58x (0.980) vs honest 3.56x "
                                                                        "(0.979); 7.8% of the rows wrong on a GPU at "
                                                                        "every large size"),
+    # an output zeroed by an aten fill before a kernel stores into it (split-K, atomics) is no wrong answer where
+    # the unsampled programs were to store, so such fills are neither compared nor counted once a later launch
+    # stores into their allocation: the fill cannot stand in for rows the kernel leaves unwritten. Before: caught
+    # as size_dependent (the zeros compared), which also failed every honest zeros_like kernel
+    "a119_zeros_like_fill_stands_for_skipped_rows_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                                    correct=True),
+    # the next move against the position classes: skip rows only in the programs at the last index of the short
+    # axis (half of a (G/2, 2) grid), where an honest tiling's masked edge tiles would be. Before the fix it passed
+    # the 1/12 slack (96% stored; 3.54x, below honest only because its scratch stores cost more than the skipped
+    # reads save); now that half is a class the sample draws from, and its programs' shortfall counts in full
+    "a120_rows_skipped_in_edge_position_programs_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                                   correct=True,
+                                                                   gap="before the fix: passed coverage at 96%, "
+                                                                       "3.54x (0.978); 3.9% of the rows wrong on a "
+                                                                       "GPU"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
-OPEN_GAPS = frozenset({"a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py"})
+OPEN_GAPS: frozenset = frozenset()

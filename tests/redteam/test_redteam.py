@@ -133,7 +133,7 @@ def test_no_attack_on_the_gpu_shape_pricing_earns_speed_credit():
     secret) and the capped PyTorch-only escape (a98) earn their honest price, pinned by their entries."""
     for name, exp in EXPECTED.items():
         number = int(name[1:].split("_")[0])
-        if not (89 <= number <= 118 and exp.layer == "replay" and exp.flag and name not in OPEN_GAPS):
+        if not (89 <= number <= 120 and exp.layer == "replay" and exp.flag and name not in OPEN_GAPS):
             continue
         result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
                                   salt=name, session=f"redteam-gpu-{name}")

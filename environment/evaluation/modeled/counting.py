@@ -36,10 +36,9 @@ class CostCounter:
         self.sample_seed = sample_seed
         self.addresses = sample_seed is None
         self.stores: list = []
-        self.sampled_launches: list = []   # per sampled launch: (weights, store_log, store_program, grid) (coverage)
+        self.sampled_launches: list = []   # per sampled launch, its coverage.SampledStores
         self.output_coverage: list[float] = []   # per output, set by the sampled replay (replay/sampled.py)
         self.output_meta: list[list] = []        # per output, [shape, dtype] of what the sampled replay returns
-        self.coverage_slack: list[float] = []    # per output, the shortfall honest tiling explains (sampled.py)
         self.launch: TritonLaunch | None = None   # the Triton launch running now
         self.finished: TritonLaunch | None = None  # the last one that ended (a sampled replay scales it)
         self._outer: list[TritonLaunch | None] = []
@@ -134,6 +133,5 @@ class CostCounter:
             "kernels": list(self.kernels.values()),
             "autotune": list(self.autotune),
             **({"output_coverage": list(self.output_coverage)} if self.output_coverage else {}),
-            **({"coverage_slack": list(self.coverage_slack)} if self.coverage_slack else {}),
             **({"output_meta": list(self.output_meta)} if self.output_meta else {}),
         }

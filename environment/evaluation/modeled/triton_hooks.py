@@ -16,6 +16,8 @@ import functools
 import numpy as np
 
 from environment.evaluation.modeled.precision import tl_dot_precision, tl_element_precision
+# imported here, not where it runs: a sampled launch runs inside a sandbox that reads no source files
+from environment.evaluation.replay import sampled
 
 _SINKS: list = []
 _INSTALLED = False
@@ -153,7 +155,6 @@ def _grid_executor(cls):
         if sink is None:
             return call(self, *args, **kwargs)
         if sink.sample_seed is not None and sink.launch is None:  # a sample of the programs (replay/sampled.py)
-            from environment.evaluation.replay import sampled
             sink.stores.extend(sampled.run_sampled(self, args, kwargs, sink, sink.sample_seed))
             return None
         sink.launch_begin(self, args, kwargs)

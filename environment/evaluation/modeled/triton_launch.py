@@ -122,6 +122,10 @@ class TritonLaunch:
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))
 
+    def atomics(self) -> bool:
+        """Whether a program so far added into memory atomically."""
+        return bool(self._addrs["atomic"][0])
+
     def op(self, key: str, count: float) -> None:
         self.flops[key] += count
         self._program_flops[key] += count

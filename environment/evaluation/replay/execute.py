@@ -14,7 +14,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.inputs import geometry
-from environment.evaluation.replay import sampled
+from environment.evaluation.replay import coverage
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
 
 _ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
@@ -104,7 +104,7 @@ class Replay:
         scales its counts to the grid, as the replay at the task's GPU shape does."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
         self.sample_seed = counter.sample_seed
-        self.aten_written: list[torch.Tensor] = []   # tensors aten steps wrote (sampled replay)
+        self.aten_written: list[coverage.AtenWrite] = []   # what aten steps wrote (sampled replay)
         self.storages: dict[int, torch.UntypedStorage] = {}
         for s in trace.storages:
             if s.source == "input":
@@ -180,7 +180,7 @@ class Replay:
             with self.counter.paused():
                 _poison(leaves)
         elif self.sample_seed is not None:
-            self.aten_written.extend(leaves)
+            self.aten_written.extend(coverage.AtenWrite(t) for t in leaves)
 
     def _launch(self, step) -> None:
         if step.kernel not in self.names:
@@ -189,7 +189,17 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
+        before = len(self.counter.sampled_launches)
         kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
+        # what an aten op wrote where unsampled programs of this launch may store is no result (an output
+        # zeroed before a kernel stores into it), and no coverage: the launch's own stores must cover it
+        handed = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in [*args, *kwargs.values()]]
+        handed = [v for v in handed if isinstance(v, torch.Tensor)]
+        for launch in self.counter.sampled_launches[before:]:
+            for write in self.aten_written:
+                if launch.overwrites(write.tensor):
+                    at = write.tensor.untyped_storage().data_ptr()
+                    write.cleared += [v for v in handed if v.untyped_storage().data_ptr() == at] or [write.tensor]
 
     def checked_outputs(self) -> list[torch.Tensor]:
         """Per output, the indices of the elements the sampled replay's executed work wrote and their
@@ -199,10 +209,9 @@ class Replay:
         with self.counter.paused():
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
-                idx = sampled.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
-                coverage, slack = sampled.output_coverage(t, self.counter.sampled_launches, self.aten_written)
-                self.counter.output_coverage.append(coverage)
-                self.counter.coverage_slack.append(slack)
+                idx = coverage.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
+                self.counter.output_coverage.append(
+                    coverage.output_coverage(t, self.counter.sampled_launches, self.aten_written))
                 self.counter.output_meta += [list(g) for g in geometry([t])]
                 index = torch.from_numpy(idx)
                 out += [index, t.flatten()[index].clone()]

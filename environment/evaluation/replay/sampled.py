@@ -20,20 +20,22 @@ can compute which programs carry the estimate (fixed strata were skipped by a ke
 work exactly there: red team a96). Homogeneity is checked both ways between the estimate's and the
 check programs (with the corners in both ranges; a corner that touches no memory is left out of the
 lower bound), and every interior program must store into the same arguments as the others. The
-output coverage (output_coverage) estimates, with the price's weights, how many distinct elements of
-each returned output view the sampled programs store (by the bytes they touch, any element size): a
-program that skips its block covers nothing, so a sampled skipper voids the estimate (red team
-a104-a106, a108).
+output coverage (coverage.py) estimates how many distinct elements of each returned output view the
+sampled programs stand for (by the bytes they touch, any element size, each program weighed by the
+programs at its kind of grid position): a program that skips its block covers nothing, so a sampled
+skipper voids the estimate (red team a104-a106, a108, a116, a117).
 """
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 
 import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR
+from environment.evaluation.replay.coverage import SampledStores
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -43,6 +45,11 @@ from environment.evaluation.modeled.memory import SECTOR
 STRATA = 6
 CHECKS = 6
 FULL = 16
+# A launch whose programs add into shared elements atomically (split-K into a zeroed output) leaves partial
+# sums where only the sample ran: each sampled program's position is completed along the grid's short axes
+# (shortest first, at most COMPLETE programs per position), the split axis of such kernels, so the elements
+# it added into hold whole sums and can be compared. The completing programs carry no weight anywhere.
+COMPLETE = 16
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -81,6 +88,23 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
+def completion(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
+    """((x, y, z), "complete") of the programs that share a chosen program's index on every axis but the
+    short ones (the shortest axes longer than 1 whose extents multiply to at most COMPLETE), not chosen."""
+    axes, span = [], 1
+    for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
+        if span * grid[a] <= COMPLETE:
+            axes.append(a)
+            span *= grid[a]
+    run, extra = {p for p, _ in chosen}, []
+    for p, _ in (chosen if axes else []):
+        for q in itertools.product(*[range(grid[a]) if a in axes else (p[a],) for a in range(3)]):
+            if q not in run:
+                run.add(q)
+                extra.append((q, "complete"))
+    return extra
+
+
 def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
     counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
@@ -107,6 +131,12 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                 for (x, y, z), _ in chosen:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
+                if sink.launch.atomics():
+                    extra = completion(grid, chosen)
+                    for (x, y, z), _ in extra:
+                        interp.interpreter_builder.set_grid_idx(x, y, z)
+                        executor.fn(**args)
+                    chosen = chosen + extra
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
@@ -117,8 +147,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
-    sink.sampled_launches.append((_weights([r for _, r in chosen], grid[0] * grid[1] * grid[2]), launch.store_log,
-                                  launch.store_program, grid))
+    sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
                                     launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
@@ -220,7 +249,7 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
         at = np.searchsorted(starts, written, side="right") - 1
         return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
 
-    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r != "corner"]
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check")]
     common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
     return [i for i, t in interior if t != common]
 
@@ -254,149 +283,3 @@ def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: 
                 sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
                 sample_stray_writers=len(stray_writers(per_program, roles, storages)),
                 sample_outside_sectors=outside)
-
-
-# Positions compared with the reference per output: every element the sampled programs wrote is
-# a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
-MAX_CHECKED = 1 << 16
-
-
-def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
-    """Element offsets (in items of t's dtype) of t's elements within its storage, in t.flatten() order."""
-    if t.is_contiguous():
-        return np.arange(t.storage_offset(), t.storage_offset() + t.numel(), dtype=np.int64)
-    index = torch.arange(extent_items, dtype=torch.int64)
-    return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
-
-
-def _touched_items(addrs: np.ndarray, size: int, base: int, extent: int, item: int) -> np.ndarray:
-    """Item indices (items of `item` bytes) of a storage at `base` of `extent` bytes that any byte of the
-    stores (byte addresses `addrs`, `size` bytes each) touches, whatever the store's element size: a
-    program storing into a float32 output through an int64 pointer writes it too (red team a108)."""
-    rel = addrs - base
-    rel = rel[(rel > -size) & (rel < extent)]
-    touched = np.unique(np.concatenate([(rel + b) // item for b in range(size)])) if rel.size else rel
-    return touched[(touched >= 0) & (touched < extent // item)]
-
-
-def _view_index(t: torch.Tensor):
-    """A function from item indices of t's storage to their indices in t.flatten() (-1 outside the view)."""
-    if t.is_contiguous():
-        first, n = t.storage_offset(), t.numel()
-        return lambda items: np.where((items >= first) & (items < first + n), items - first, -1)
-    where = np.full(t.untyped_storage().nbytes() // t.element_size(), -1, dtype=np.int64)
-    where[_offsets(t, where.size)] = np.arange(t.numel(), dtype=np.int64)
-    return lambda items: where[items]
-
-
-def _mark_views(mark: np.ndarray, t: torch.Tensor, views: list[torch.Tensor]) -> None:
-    """Mark the items of t's storage that the tensors an aten op wrote (`views`) lie on."""
-    item, base = t.element_size(), t.untyped_storage().data_ptr()
-    for v in views:
-        if not (v.numel() and v.untyped_storage().data_ptr() == base):
-            continue
-        if v.element_size() != item:
-            first = v.storage_offset() * v.element_size()
-            last = first + (max([0, *(s * (n - 1) for s, n in zip(v.stride(), v.shape))]) + 1) * v.element_size()
-            mark[first // item:-(-last // item)] = True   # its whole byte span: compared, never short
-        elif v.is_contiguous():
-            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
-        else:
-            mark[_offsets(v, mark.size)] = True
-
-
-def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[torch.Tensor],
-                     seed: int) -> np.ndarray:
-    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
-    program stored, of any element size, the elements of tensors an aten op wrote: `views`), at most
-    MAX_CHECKED of them (drawn from `seed` when there are more)."""
-    item = t.element_size()
-    storage = t.untyped_storage()
-    base, extent = storage.data_ptr(), storage.nbytes()
-    mark = np.zeros(extent // item, dtype=bool)
-    for addrs, size in stores:
-        mark[_touched_items(addrs, size, base, extent, item)] = True
-    _mark_views(mark, t, views)
-    if t.is_contiguous():
-        view = mark[t.storage_offset():t.storage_offset() + t.numel()]
-    else:
-        view = mark[_offsets(t, extent // item)]
-    count = int(np.count_nonzero(view))
-    if count <= MAX_CHECKED:
-        return np.flatnonzero(view).astype(np.int64)
-    return _draw_marked(view, count, np.random.default_rng([seed & (2**63 - 1), count]))
-
-
-def _draw_marked(view: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-    """MAX_CHECKED of the `count` set positions of `view`, uniformly without replacement, sorted: uniform
-    draws over the view kept where set (an aten-written GPU-shape output sets all of its 32 M flags, and
-    listing them took the replay a second), then a uniform subset of the distinct ones."""
-    picked = np.empty(0, dtype=np.int64)
-    per_hit = -(-view.size // count)
-    while picked.size < MAX_CHECKED:
-        draw = rng.integers(0, view.size, size=2 * MAX_CHECKED * per_hit, dtype=np.int64)
-        picked = np.union1d(picked, draw[view[draw]])
-    return np.sort(picked[rng.permutation(picked.size)[:MAX_CHECKED]])
-
-
-# How far below the output's size the estimated coverage may fall: a masked program at a tile grid's edge
-# that is not a corner stores less than its stratum's weight assumes. A sampled program that skips its block
-# costs its stratum's share, 1 / STRATA of the grid, which is twice this.
-COVERAGE_SLACK = 1.0 / (2 * STRATA)
-# On a one-dimensional grid every edge program is a corner, always run and weighed 1, so an honest kernel's
-# estimate is exact: any shortfall beyond rounding is work skipped, in every program (red team a116 left 5 of
-# each program's 64 rows unwritten, inside the two-dimensional slack)
-LINE_SLACK = 1.0 / 256
-
-
-def _multi_dimensional(entry: tuple) -> bool:
-    return len(entry) > 3 and sum(g > 1 for g in entry[3]) > 1
-
-
-def output_coverage(t: torch.Tensor, launches: list, views: list[torch.Tensor]) -> tuple[float, float]:
-    """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store,
-    with the price's weights: per sampled launch, each program's distinct elements of the view (any byte of
-    them stored) times its weight, times the share of the sample's stored elements that are distinct (every
-    program storing the same block is one block); an aten op that wrote the view counts its elements exactly.
-    Elements an earlier launch (or aten op) already stored count once: launches over the same grid run the
-    same sampled programs, so copy launches restoring the sampled rows would otherwise add up to a whole
-    output (red team a113, a115). A program that skips its block, or stores into scratch or past the view,
-    covers nothing (red team a104-a106): the estimate falls short of the output and the GPU-shape price is void."""
-    if not t.numel():
-        return 1.0, LINE_SLACK
-    item, storage = t.element_size(), t.untyped_storage()
-    base, extent = storage.data_ptr(), storage.nbytes()
-    index = _view_index(t)
-    aten = np.zeros(extent // item, dtype=bool)
-    _mark_views(aten, t, views)
-    # elements already counted, as one flag per element of the view (an aten op may have written all of a
-    # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
-    if t.is_contiguous():   # the view is one run of the storage: its flags are a slice (no index arrays)
-        seen = aten[t.storage_offset():t.storage_offset() + t.numel()].copy()
-    else:
-        seen = np.zeros(t.numel(), dtype=bool)
-        hit = index(np.flatnonzero(aten))
-        for start in range(0, hit.size, 1 << 22):
-            chunk = hit[start:start + (1 << 22)]
-            seen[chunk[chunk >= 0]] = True
-        del hit
-    covered = float(np.count_nonzero(seen))
-    tiled = 0.0   # the part of `covered` that multi-dimensional grids stored
-    for entry in launches:
-        weights, log, owners = entry[:3]
-        per: dict[int, list[np.ndarray]] = {}
-        for (addrs, size), k in zip(log, owners):
-            items = index(_touched_items(addrs, size, base, extent, item))
-            per.setdefault(k, []).append(items[items >= 0])
-        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(weights) and weights[k]}
-        sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
-        stored = sum(s.size for s in sets.values())
-        if not stored:
-            continue
-        union = np.unique(np.concatenate(list(sets.values())))
-        share = union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
-        covered += share
-        tiled += share if _multi_dimensional(entry) else 0.0
-        seen[union] = True
-    slack = LINE_SLACK + COVERAGE_SLACK * min(1.0, tiled / t.numel())
-    return min(1.0, covered / t.numel()), min(slack, COVERAGE_SLACK)

@@ -1,0 +1,243 @@
+"""What the sampled programs at the GPU shape stored: which output elements are compared with the
+reference (written_elements), and how much of each returned output the whole grid is estimated to
+store (output_coverage).
+
+The coverage weighs each sampled program by the programs of the grid it stands for *by position*:
+per axis a program is the first, an interior or the last one, and an honest tiling's partial tiles
+(masked at the output's edge) are the first or last on some axis, so every program of one class of
+positions stores alike. Each class is shared by its sampled programs (corners and the estimate's,
+else the check programs), and a class none was drawn from (a narrow edge) counts as its corners do.
+An honest kernel's estimate is then exact, whatever its grid's shape, and the allowed shortfall is
+rounding only: a kernel that leaves rows unwritten in every program (red team a116, and a117, which
+launched the same row walk on a (G/2, 2) grid to get the slack 2-D grids once had) falls short.
+
+Aten writes that a later launch may overwrite (the elements of the tensors it was handed on an
+allocation its sampled programs stored into) are neither compared nor counted: an output zeroed with
+`torch.zeros_like` before a kernel stores into it holds zeros wherever the unsampled programs were to
+store, which is no wrong answer, and no coverage either (the kernel's own stores must cover it).
+Leaving an aten write out can only take credit away, never add it.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from environment.evaluation.modeled.memory import SECTOR
+
+# Positions compared with the reference per output: every element the sampled programs wrote is
+# a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
+MAX_CHECKED = 1 << 16
+# How far below the output's size the estimated coverage may fall: rounding. A sampled program that skips its
+# block costs its class's share; one that skips a row of every 256 in every program is caught.
+COVERAGE_SLACK = 1.0 / 256
+
+
+@dataclass
+class SampledStores:
+    """One sampled launch, as the coverage sees it: the programs run (((x, y, z), role) as
+    sampled.choose_programs gives them), the grid, every store ((byte addresses, item size) and the
+    index of the program that made it) and the sorted unique sectors the sample stored."""
+    programs: list
+    grid: tuple
+    log: list
+    owners: list
+    written: np.ndarray
+
+    def overwrites(self, t: torch.Tensor) -> bool:
+        """Whether programs this sample did not run may store into t's allocation (some run program did)."""
+        storage = t.untyped_storage()
+        if len(self.programs) >= math.prod(self.grid) or not storage.nbytes() or not self.written.size:
+            return False
+        first = storage.data_ptr() // SECTOR
+        end = (storage.data_ptr() + storage.nbytes() - 1) // SECTOR + 1
+        at = int(np.searchsorted(self.written, first))
+        return at < self.written.size and int(self.written[at]) < end
+
+
+@dataclass
+class AtenWrite:
+    """A tensor an aten step wrote, and the tensors on its allocation that later launches with unrun
+    programs were handed and stored into that allocation (`cleared`: what those programs were to store)."""
+    tensor: torch.Tensor
+    cleared: list = field(default_factory=list)
+
+
+def _offsets(t: torch.Tensor, extent_items: int) -> np.ndarray:
+    """Element offsets (in items of t's dtype) of t's elements within its storage, in t.flatten() order."""
+    if t.is_contiguous():
+        return np.arange(t.storage_offset(), t.storage_offset() + t.numel(), dtype=np.int64)
+    index = torch.arange(extent_items, dtype=torch.int64)
+    return index.as_strided(t.shape, t.stride(), t.storage_offset()).flatten().numpy()
+
+
+def _touched_items(addrs: np.ndarray, size: int, base: int, extent: int, item: int) -> np.ndarray:
+    """Item indices (items of `item` bytes) of a storage at `base` of `extent` bytes that any byte of the
+    stores (byte addresses `addrs`, `size` bytes each) touches, whatever the store's element size: a
+    program storing into a float32 output through an int64 pointer writes it too (red team a108)."""
+    rel = addrs - base
+    rel = rel[(rel > -size) & (rel < extent)]
+    touched = np.unique(np.concatenate([(rel + b) // item for b in range(size)])) if rel.size else rel
+    return touched[(touched >= 0) & (touched < extent // item)]
+
+
+def _view_index(t: torch.Tensor):
+    """A function from item indices of t's storage to their indices in t.flatten() (-1 outside the view)."""
+    if t.is_contiguous():
+        first, n = t.storage_offset(), t.numel()
+        return lambda items: np.where((items >= first) & (items < first + n), items - first, -1)
+    where = np.full(t.untyped_storage().nbytes() // t.element_size(), -1, dtype=np.int64)
+    where[_offsets(t, where.size)] = np.arange(t.numel(), dtype=np.int64)
+    return lambda items: where[items]
+
+
+def _mark_views(mark: np.ndarray, t: torch.Tensor, views: list[torch.Tensor]) -> None:
+    """Mark the items of t's storage that the tensors an aten op wrote (`views`) lie on."""
+    item, base = t.element_size(), t.untyped_storage().data_ptr()
+    for v in views:
+        if not (v.numel() and v.untyped_storage().data_ptr() == base):
+            continue
+        if v.element_size() != item:
+            first = v.storage_offset() * v.element_size()
+            last = first + (max([0, *(s * (n - 1) for s, n in zip(v.stride(), v.shape))]) + 1) * v.element_size()
+            mark[first // item:-(-last // item)] = True   # its whole byte span: compared, never short
+        elif v.is_contiguous():
+            mark[v.storage_offset():v.storage_offset() + v.numel()] = True
+        else:
+            mark[_offsets(v, mark.size)] = True
+
+
+def _mark_aten(mark: np.ndarray, t: torch.Tensor, writes: list[AtenWrite]) -> None:
+    """Mark the items of t's storage that aten writes lie on, but for those a later launch may overwrite."""
+    for w in writes:
+        if not w.cleared:
+            _mark_views(mark, t, [w.tensor])
+            continue
+        mine, cleared = np.zeros_like(mark), np.zeros_like(mark)
+        _mark_views(mine, t, [w.tensor])
+        _mark_views(cleared, t, w.cleared)
+        mark |= mine & ~cleared
+
+
+def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[AtenWrite],
+                     seed: int) -> np.ndarray:
+    """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
+    program stored, of any element size, the elements aten ops wrote that no later launch may overwrite:
+    `views`), at most
+    MAX_CHECKED of them (drawn from `seed` when there are more)."""
+    item = t.element_size()
+    storage = t.untyped_storage()
+    base, extent = storage.data_ptr(), storage.nbytes()
+    mark = np.zeros(extent // item, dtype=bool)
+    for addrs, size in stores:
+        mark[_touched_items(addrs, size, base, extent, item)] = True
+    _mark_aten(mark, t, views)
+    if t.is_contiguous():
+        view = mark[t.storage_offset():t.storage_offset() + t.numel()]
+    else:
+        view = mark[_offsets(t, extent // item)]
+    count = int(np.count_nonzero(view))
+    if count <= MAX_CHECKED:
+        return np.flatnonzero(view).astype(np.int64)
+    return _draw_marked(view, count, np.random.default_rng([seed & (2**63 - 1), count]))
+
+
+def _draw_marked(view: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """MAX_CHECKED of the `count` set positions of `view`, uniformly without replacement, sorted: uniform
+    draws over the view kept where set (an aten-written GPU-shape output sets all of its 32 M flags, and
+    listing them took the replay a second), then a uniform subset of the distinct ones."""
+    picked = np.empty(0, dtype=np.int64)
+    per_hit = -(-view.size // count)
+    while picked.size < MAX_CHECKED:
+        draw = rng.integers(0, view.size, size=2 * MAX_CHECKED * per_hit, dtype=np.int64)
+        picked = np.union1d(picked, draw[view[draw]])
+    return np.sort(picked[rng.permutation(picked.size)[:MAX_CHECKED]])
+
+
+def _position(c: int, g: int) -> int:
+    """Where index c lies on an axis of g programs: 0 the first, 1 interior, 2 the last."""
+    return 0 if c == 0 else 2 if c == g - 1 else 1
+
+
+def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
+    """How many programs of the grid each sampled program stands for in the coverage (they sum to the
+    grid's programs). Programs are classed by their position on each axis (first, interior, last); a class
+    is shared evenly by its sampled programs (corners and the estimate's, else the check programs; programs
+    run only to complete atomic sums stand for none); a class none was drawn from counts as the corner of
+    its kind (its interior axes set to their first or last index) that stored the most (`stored`: distinct
+    new output elements per program), but never as more than the interior programs drawn store each."""
+    keys = [tuple(_position(c, g) for c, g in zip(pos, grid)) for pos, _ in programs]
+    members: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        members.setdefault(key, []).append(i)
+    weights = [0.0] * len(programs)
+    interior = max((n for n, (_, role) in zip(stored, programs) if role in ("stratum", "check")), default=math.inf)
+    axes = [(0,) if g == 1 else (0, 2) if g == 2 else (0, 1, 2) for g in grid]
+    for key in itertools.product(*axes):
+        size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, grid))
+        found = members.get(key, [])
+        chosen = ([i for i in found if programs[i][1] in ("corner", "stratum")]
+                  or [i for i in found if programs[i][1] == "check"])
+        if chosen:
+            for i in chosen:
+                weights[i] += size / len(chosen)
+            continue
+        kinds = itertools.product(*[(0, 2) if s == 1 else (s,) for s in key])
+        corners = [i for kind in kinds for i in members.get(kind, [])]
+        if corners:
+            best = max(corners, key=lambda i: (stored[i], -i))
+            # an edge program stores no more than an interior one: a corner storing more (blocks of the programs
+            # it stands for, once) does not multiply them
+            weights[best] += size * (min(1.0, interior / stored[best]) if stored[best] > interior else 1.0)
+    return weights
+
+
+def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:
+    """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store:
+    per sampled launch, each program's distinct elements of the view (any byte of them stored) times the
+    programs it stands for (class_weights), times the share of the sample's stored elements that are distinct
+    (every program storing the same block is one block); an aten op that wrote the view (and no later launch
+    may overwrite: `views`) counts its elements exactly. Elements an earlier launch (or aten op) already
+    stored count once: launches over the same grid run the same sampled programs, so copy launches restoring
+    the sampled rows would otherwise add up to a whole output (red team a113, a115). A program that skips its
+    block, or stores into scratch or past the view, covers nothing (red team a104-a106): the estimate falls
+    short of the output and the GPU-shape price is void."""
+    if not t.numel():
+        return 1.0
+    item, storage = t.element_size(), t.untyped_storage()
+    base, extent = storage.data_ptr(), storage.nbytes()
+    index = _view_index(t)
+    aten = np.zeros(extent // item, dtype=bool)
+    _mark_aten(aten, t, views)
+    # elements already counted, as one flag per element of the view (an aten op may have written all of a
+    # GPU-shape output: its indices, sorted or unioned, would cost several times the output's size)
+    if t.is_contiguous():   # the view is one run of the storage: its flags are a slice (no index arrays)
+        seen = aten[t.storage_offset():t.storage_offset() + t.numel()].copy()
+    else:
+        seen = np.zeros(t.numel(), dtype=bool)
+        hit = index(np.flatnonzero(aten))
+        for start in range(0, hit.size, 1 << 22):
+            chunk = hit[start:start + (1 << 22)]
+            seen[chunk[chunk >= 0]] = True
+        del hit
+    covered = float(np.count_nonzero(seen))
+    for launch in launches:
+        per: dict[int, list[np.ndarray]] = {}
+        for (addrs, size), k in zip(launch.log, launch.owners):
+            items = index(_touched_items(addrs, size, base, extent, item))
+            per.setdefault(k, []).append(items[items >= 0])
+        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
+        sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
+        weights = class_weights(launch.programs, launch.grid,
+                                [sets[k].size if k in sets else 0 for k in range(len(launch.programs))])
+        sets = {k: s for k, s in sets.items() if weights[k] and s.size}
+        stored = sum(s.size for s in sets.values())
+        if not stored:
+            continue
+        union = np.unique(np.concatenate(list(sets.values())))
+        covered += union.size / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
+        seen[union] = True
+    return min(1.0, covered / t.numel())

@@ -1,0 +1,255 @@
+"""What the sampled programs at the GPU shape are credited with storing (replay/coverage.py): each sampled
+program stands for the programs at its kind of grid position, an honest tiling's estimate is exact, and
+aten writes a later launch may overwrite are neither compared nor counted. Synthetic store logs for the
+arithmetic, real kernels through the real Replay for the rest."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from environment.evaluation.modeled.counting import CostCounter
+from environment.evaluation.replay import coverage, sampled
+from environment.evaluation.replay.execute import Replay
+from environment.evaluation.replay.rebuild import rebuild
+from environment.evaluation.replay.recorder import TraceRecorder
+from tests.modeled.modeled_helpers import GELU, ROOT
+from tests.modeled.test_sampled import load_module_from_source
+
+EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _launch(programs: list, grid: tuple, blocks: dict, base: int, size: int = 4) -> coverage.SampledStores:
+    """A sampled launch whose program k stores `size`-byte items at byte offsets [a, b) of `base`, for each
+    (a, b) in blocks[position of program k] (nothing when absent)."""
+    log, owners = [], []
+    for k, (pos, _) in enumerate(programs):
+        for a, b in blocks.get(pos, []):
+            log.append((np.arange(base + a, base + b, size, dtype=np.int64), size))
+            owners.append(k)
+    return coverage.SampledStores(programs, grid, log, owners, EMPTY)
+
+
+def _line(picks: list[int], roles: list[str]) -> list:
+    return [((k, 0, 0), r) for k, r in zip(picks, roles)]
+
+
+def test_output_coverage_is_the_weighted_count_of_distinct_output_elements_the_sampled_programs_store():
+    buf, junk = torch.zeros(2 * 980), torch.zeros(980)   # the output is buf[:980]: 98 programs of 10 elements
+    out, at = buf[:980], buf.data_ptr()
+    programs = _line([0, 97, 10, 25, 40, 55, 70, 85, 90], ["corner", "corner", *["stratum"] * 6, "check"])
+    honest = {p: [(40 * p[0], 40 * p[0] + 40)] for p, _ in programs}
+
+    def cover(blocks: dict, size: int = 4) -> float:
+        return coverage.output_coverage(out, [_launch(programs, (98, 1, 1), blocks, at, size)], [])
+
+    assert cover(honest) == 1.0
+    # a sampled stratum program that skips its block (stores scratch): its share of the interior is missing
+    skip = {**honest, (10, 0, 0): [(junk.data_ptr() - at, junk.data_ptr() - at + 40)]}
+    assert cover(skip) == pytest.approx(1 - 96 / 6 / 98) and cover(skip) < 1 - coverage.COVERAGE_SLACK
+    # every interior program skips (red team a104/a105): only the corners count
+    corners_only = {p: b for p, b in honest.items() if p[0] in (0, 97)}
+    assert cover(corners_only) == 20 / 980
+    # stores past the returned view, into the output's own allocation, are no coverage (a106)
+    past = {**corners_only, **{p: [(3920 + 40 * p[0], 3960 + 40 * p[0])] for p, r in programs if r != "corner"}}
+    assert cover(past) == 20 / 980
+    # every program storing the same block is that block once
+    same = {**corners_only, **{p: [(400, 440)] for p, r in programs if r != "corner"}}
+    assert cover(same) < 1 - coverage.COVERAGE_SLACK
+    # stores of another element size count by the bytes they touch (and are compared: written_elements, a108)
+    assert cover(honest, size=8) == 1.0
+    wide = _launch(programs, (98, 1, 1), honest, at, 8)
+    index = coverage.written_elements(out, wide.log, [], 0)
+    assert index.size == 90 and int(index[-1]) == 97 * 10 + 9
+    # an aten op that wrote the output counts its elements exactly
+    aten = lambda *views: [coverage.AtenWrite(v) for v in views]  # noqa: E731
+    assert coverage.output_coverage(out, [], aten(out)) == 1.0
+    assert coverage.output_coverage(out, [], aten(buf[:490])) == 0.5
+    # but for what a later launch with unrun programs was handed (it may store there)
+    assert coverage.output_coverage(out, [], [coverage.AtenWrite(out, [buf[:245]])]) == 0.75
+
+
+def _tiles(grid: tuple, shape: tuple, tile: tuple) -> dict:
+    """Row-major float32 blocks of an honest tiling: program (x, y) stores rows x*tm.. and columns y*tn.., masked
+    at the output's edge."""
+    (gm, gn, _), (m, n), (tm, tn) = grid, shape, tile
+    return {(x, y, 0): [(4 * (r * n + y * tn), 4 * (r * n + min(n, y * tn + tn)))
+                        for r in range(x * tm, min(m, x * tm + tm))] for x in range(gm) for y in range(gn)}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_honest_tiling_masked_at_both_edges_is_covered_exactly_wherever_the_sample_lands(seed):
+    # 50 x 30 in 8 x 8 tiles: the last row of tiles holds 2 rows, the last column 6 columns. The estimate's
+    # programs land on partial edge tiles for some seeds; each stands for its own kind of position only
+    out = torch.zeros(50, 30)
+    grid = (7, 4, 1)
+    programs = sampled.choose_programs(grid, seed)
+    launch = _launch(programs, grid, _tiles(grid, (50, 30), (8, 8)), out.data_ptr())
+    assert coverage.output_coverage(out, [launch], []) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_rows_skipped_in_every_program_or_in_one_kind_of_position_fall_short_whatever_the_grid_shape():
+    # a116's walk (every program leaves 1 of its 10 elements), on a line and on a (49, 2) grid (a117), and a117's
+    # grid skipping only at the short axis's last index, where an honest tiling's edge tiles live (a120)
+    buf = torch.zeros(980)
+    at = buf.data_ptr()
+    for grid, pid in (((98, 1, 1), lambda x, y: x), ((49, 2, 1), lambda x, y: 2 * x + y)):
+        programs = sampled.choose_programs(grid, 3)
+        short = {(x, y, 0): [(40 * pid(x, y), 40 * pid(x, y) + 36)] for (x, y, _), _ in programs}
+        assert coverage.output_coverage(buf, [_launch(programs, grid, short, at)], []) < 1 - coverage.COVERAGE_SLACK
+    for seed in range(8):
+        programs = sampled.choose_programs((49, 2, 1), seed)
+        edge = {(x, y, 0): [(80 * x + 40 * y, 80 * x + 40 * y + (36 if y else 40))] for (x, y, _), _ in programs}
+        found = coverage.output_coverage(buf, [_launch(programs, (49, 2, 1), edge, at)], [])
+        assert found < 1 - coverage.COVERAGE_SLACK, seed
+
+
+def test_a_kind_of_position_the_sample_missed_counts_as_its_corner_that_stored_the_most():
+    # a (10, 5) grid sampled at its corners and two interior programs: the edge kinds with an interior axis
+    # ((last, interior): 3 programs, ...) stand with a corner of their kind; the weights count every program once
+    grid = (10, 5, 1)
+    programs = [((0, 0, 0), "corner"), ((0, 4, 0), "corner"), ((9, 0, 0), "corner"), ((9, 4, 0), "corner"),
+                ((4, 2, 0), "stratum"), ((6, 1, 0), "stratum"), ((0, 2, 0), "check")]
+    stored = [64, 48, 16, 12, 64, 64, 64]       # the last row and column of tiles are partial
+    weights = coverage.class_weights(programs, grid, stored)
+    assert math.fsum(weights) == math.prod(grid)
+    assert weights[4] == weights[5] == 8 * 3 / 2    # the interior, shared by the estimate's programs
+    assert weights[6] == 3                          # (first, interior): only a check program was drawn there
+    assert weights[2] == 1 + 3                      # (last, interior) stands with (last, first), not (last, last)
+    assert weights[0] == 1 + 8 and weights[1] == 1 + 8   # (interior, first|last) with (first, first|last)
+    assert weights[3] == 1
+    # a corner storing more than an interior program (other programs' blocks, once) does not stand for more
+    inflated = coverage.class_weights(programs, grid, [640, 48, 16, 12, 64, 64, 64])
+    assert inflated[0] == 1 + 8 * 64 / 640 and inflated[1] == 1 + 8
+    # a whole small grid: every program is its own sample
+    small = [((x, y, 0), "stratum") for x in range(4) for y in range(3)]
+    assert coverage.class_weights(small, (4, 3, 1), [1] * 12) == [1.0] * 12
+
+
+def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = None):
+    """(counter, replay, outputs) of a sampled replay (seed None: every program) of `source` (else the solution
+    at `path`)."""
+    source = source or path.read_text()
+    rebuilt = rebuild(source)
+    kernels = load_module_from_source(rebuilt.source)
+    module = load_module_from_source(source)
+    with torch.no_grad(), TraceRecorder(inputs) as recorder:
+        out = module.ModelNew()(*inputs)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+    replay = Replay(trace, inputs, constants, kernels, rebuilt.kernels, counter)
+    with torch.no_grad(), counter:
+        outputs = replay.run()
+    return counter, replay, outputs
+
+
+def test_the_shipped_tiled_matmul_masked_at_both_edges_is_covered_exactly():
+    path = ROOT / "environment/tasks/problems/matmul_bias_relu/solutions/correct/triton_tiled.py"
+    torch.manual_seed(0)
+    a, b, bias = torch.randn(321, 64), torch.randn(64, 263), torch.randn(263)   # a (6, 5) grid of 64 x 64 tiles
+    for seed in (1, 2, 3):
+        counter, replay, _ = _replay(path, [a, b, bias], seed)
+        replay.checked_outputs()
+        assert counter.output_coverage == [pytest.approx(1.0, abs=1e-12)], seed
+
+
+ZEROS = (GELU / "solutions" / "correct" / "triton_fused.py").read_text()
+
+
+def test_an_output_zeroed_before_the_kernel_stores_into_it_is_judged_on_what_the_kernel_stored():
+    # torch.zeros_like, then a kernel whose sampled programs store part of it: the zeros are no result where the
+    # programs that were not run would store (not compared) and no coverage (the kernel's own stores cover it)
+    source = ZEROS.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+    assert source != ZEROS
+    torch.manual_seed(0)
+    x, bias = torch.randn(301, 700), torch.randn(700)
+    counter, replay, _ = _replay(GELU / "solutions" / "correct" / "triton_fused.py", [x, bias], 11, source)
+    index, values = replay.checked_outputs()
+    assert counter.output_coverage == [1.0]
+    assert index.numel() == 14 * 1024 - (206 * 1024 - x.numel())   # what the 14 sampled programs stored, no zero
+    assert torch.allclose(values, torch.nn.functional.gelu(x + bias).flatten()[index], atol=1e-5, rtol=1e-5)
+    # a kernel whose programs leave half their block as the fill's zeros falls short: the fill stands for nothing
+    half = source.replace("mask=mask)", "mask=mask & (tl.arange(0, BLOCK) < BLOCK // 2))")
+    assert half != source
+    counter, replay, _ = _replay(GELU / "solutions" / "correct" / "triton_fused.py", [x, bias], 11, half)
+    index, values = replay.checked_outputs()
+    assert counter.output_coverage[0] < 0.6
+    assert torch.allclose(values, torch.nn.functional.gelu(x + bias).flatten()[index], atol=1e-5, rtol=1e-5)
+
+
+def test_an_aten_write_is_superseded_only_by_a_later_launch_with_unrun_programs_storing_into_its_allocation():
+    out, other = torch.zeros(4096), torch.zeros(4096)
+    stored = np.arange(out.data_ptr() // 32, out.data_ptr() // 32 + 4, dtype=np.int64)
+    run = [((0, 0, 0), "corner"), ((99, 0, 0), "corner"), ((50, 0, 0), "stratum")]
+    assert coverage.SampledStores(run, (100, 1, 1), [], [], stored).overwrites(out[:10])
+    assert not coverage.SampledStores(run, (100, 1, 1), [], [], stored).overwrites(other)   # another allocation
+    assert not coverage.SampledStores(run, (100, 1, 1), [], [], EMPTY).overwrites(out)      # it stored nothing
+    whole = [((x, 0, 0), "stratum") for x in range(3)]                                      # every program ran:
+    assert not coverage.SampledStores(whole, (3, 1, 1), [], [], stored).overwrites(out)     # its stores are all
+
+
+HALVES = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, N, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + (offs // N) * stride + offs % N, 2 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        M, N = x.shape
+        out = torch.empty(M, 2 * N)
+        out[:, :N].copy_(x)
+        double_kernel[(triton.cdiv(M * N, 256),)](x, out[:, N:], M * N, N, 2 * N, BLOCK=256)
+        return out
+'''
+
+
+def test_an_aten_write_beside_what_a_later_launch_was_handed_is_still_compared_and_counted():
+    # the left half copied by aten, the right half stored by a kernel handed that half: only what the kernel may
+    # store is left out. Handed the whole output (its offsets computed inside), it may store anywhere in it
+    torch.manual_seed(0)
+    x = torch.randn(64, 100)
+    expected = torch.cat([x, 2 * x], dim=1).flatten()
+    for source, whole in ((HALVES, True), (HALVES.replace("out[:, N:], M * N", "out, M * N").replace(
+            "(offs // N) * stride + offs % N", "(offs // N) * stride + offs % N + N"), False)):
+        counter, replay, _ = _replay(None, [x], 5, source)
+        index, values = replay.checked_outputs()
+        assert torch.equal(values, expected[index])
+        left = int(((index % 200) < 100).sum())
+        if whole:
+            assert counter.output_coverage == [1.0] and left == 6400
+        else:
+            assert counter.output_coverage[0] < 0.6 and left == 0
+
+
+def test_the_checked_positions_of_a_whole_output_are_a_seeded_uniform_draw_of_written_elements():
+    """An aten op that wrote all of a GPU-shape output marks every element: MAX_CHECKED of them are
+    compared, drawn without listing the millions (which took the replay a second), distinct, sorted,
+    all written, the same for the same seed and not for another; a sparse mark is drawn from too."""
+    import numpy as np
+    import torch
+
+    from environment.evaluation.replay import coverage
+
+    t = torch.empty(1 << 22)
+    whole = coverage.written_elements(t, [], [coverage.AtenWrite(t)], seed=7)
+    assert whole.size == coverage.MAX_CHECKED and np.all(np.diff(whole) > 0)
+    assert np.array_equal(whole, coverage.written_elements(t, [], [coverage.AtenWrite(t)], seed=7))
+    assert not np.array_equal(whole, coverage.written_elements(t, [], [coverage.AtenWrite(t)], seed=8))
+    # spread over the output, not a prefix: every eighth of it holds about an eighth of the draw
+    counts = np.bincount(whole * 8 // t.numel(), minlength=8)
+    assert counts.min() > coverage.MAX_CHECKED // 8 * 0.9, counts
+    # a view written every 37th element: what is drawn is written
+    sparse = t[::37]
+    drawn = coverage.written_elements(t, [], [coverage.AtenWrite(sparse)], seed=7)
+    assert drawn.size == coverage.MAX_CHECKED and np.all(drawn % 37 == 0)
