@@ -64,9 +64,9 @@ def _job(task: Task, source: str, class_name: str, config: HarnessConfig, backen
 
 class Evaluation:
     def __init__(self, task: Task, source: str, static: StaticResult, seeds: SeedPlan, config: HarnessConfig,
-                 backend: str, workdir: str, children: tuple[ChildHandle, ChildHandle, ChildHandle]):
+                 backend: str, workdir: str, children: tuple[ChildHandle, ...]):
         """workdir: a private directory the caller deletes after the evaluation's processes are gone.
-        children: (candidate, reference, replayer), forked before this process read its request."""
+        children: (candidate, reference, replayer, sampler), forked before this process read its request."""
         self.workdir, self.children = workdir, children
         self.task, self.source, self.static, self.seeds = task, source, static, seeds
         self.config, self.backend = config, backend
@@ -91,7 +91,7 @@ class Evaluation:
         cand_job = _job(self.task, self.source, "ModelNew", self.config, self.backend, init, init_seed, self.workdir)
         ref_job = _job(self.task, self.task.reference_code, "Model", self.config, self.backend, init, init_seed,
                        self.workdir)
-        cand, ref, self.replayer = self.children
+        cand, ref, self.replayer, self.sampler = self.children
         log, truncated, fault = "", False, None
         try:
             try:
@@ -171,7 +171,7 @@ class Evaluation:
         self._lap("load")
         if self.backend == "cpu" and self.config.cpu_speed != "measured" and self.config.gpu_shape_pricing:
             from environment.evaluation.modeled_gpu import prefetch
-            prefetch(self.task, self.config, self.seeds.heldout, self.replayer)  # made while the trials run
+            prefetch(self.task, self.config, self.seeds.heldout, self.sampler)  # made while the trials run
         try:
             self._correctness(reference, cand, ref)
             self._lap("correctness")
@@ -302,7 +302,8 @@ class Evaluation:
 
     def _performance(self, reference: Any, cand: ChildHandle, ref: ChildHandle) -> PerformanceResult:
         ctx = StageContext(task=self.task, source=self.source, static=self.static, seeds=self.seeds,
-                           config=self.config, backend=self.backend, workdir=self.workdir, replayer=self.replayer)
+                           config=self.config, backend=self.backend, workdir=self.workdir, replayer=self.replayer,
+                           sampler=self.sampler)
         stage = modeled_performance if self.backend == "cpu" and self.config.cpu_speed != "measured" else measure
         outcome = stage(ctx, reference, cand, ref)
         self.flags.extend(outcome.flags)

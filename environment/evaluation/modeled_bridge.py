@@ -263,29 +263,32 @@ def credited_speedup(model_shape: Optional[float], gpu_shape: Optional[float]) -
 
 
 def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):
-    """(report, outputs, reply, checked GPU-shape outputs) of the trusted replay, or the outcome that
-    ends the stage. With `gpu`, the same job also replays the GPU-shape trace with sampled programs."""
-    import tempfile
+    """(report, outputs, reply, second) of the trusted replay, or the outcome that ends the stage. With
+    `gpu`, the sampler (a second replayer) replays the GPU-shape trace with sampled programs beside it;
+    `second()` waits for that reply, (reply, checked GPU-shape outputs), ((None, []) without `gpu`)."""
     cfg = ctx.config
-    sampled, extra = None, []
-    if gpu is not None:
+    jobs = []
+    if gpu is not None:  # sent first: the sampler starts while the replayer replays the model shape
         sampled = SampledReplay(trace=gpu.trace, plan=gpu.plan, inputs=len(gpu.geometry),
                                 constants=len(gpu.constants), seed=gpu.sample_seed)
-        extra = list(gpu.constants)
-    job = ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
-                    digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=len(heldout),
-                    backend=ctx.backend, limits=Limits.of(cfg), sampled=sampled)
-    tensors = list(heldout) + list(constants) + list(extra)
-    try:  # the frame as it will be sent: the trace, the kernels and the constants are the submission's, so is its size
-        encode_header(ctx.replayer.header(job), tensors)
+        jobs.append((ctx.sampler, _job(ctx, rebuilt, gpu.trace, 0, sampled), list(gpu.constants)))
+    jobs.append((ctx.replayer, _job(ctx, rebuilt, trace, len(heldout)), list(heldout) + list(constants)))
+    try:  # the frames as they will be sent: the trace, the kernels and the constants are the submission's, so is
+        for child, job, tensors in jobs:  # their size
+            encode_header(child.header(job), tensors)
     except FrameError as exc:
         return _no_credit(F.UNREPLAYABLE, f"The trace and the rebuilt kernels are too large to replay ({exc}): "
                                           "launch fewer, smaller kernels and hold fewer constant tensors.")
+    unmade = ""   # the sampler found dead before its first reply: no submission code has run there
     try:
         deadline = time.monotonic() + cfg.timeout_s * 4
-        ctx.replayer.send(job, tensors, cfg.timeout_s * 4)
-        if gpu is not None:  # first, what the replayer says of the GPU-shape inputs it made (modeled_gpu.price)
-            gpu.replayer_inputs, _ = ctx.replayer.receive(Replayed, max(0.0, deadline - time.monotonic()))
+        for child, job, tensors in jobs:
+            try:
+                child.send(job, tensors, cfg.timeout_s * 4)
+            except ChildDied as died:
+                if died.role != "sampler":
+                    raise
+                unmade = died.reason
         head, outputs = ctx.replayer.receive(Replayed, max(0.0, deadline - time.monotonic()))
     except ChildDied as died:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels stopped: {died.reason}.")
@@ -293,18 +296,40 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
-    if sampled is None:
-        return head.report, outputs, None, lambda: (None, [])
+    if gpu is None:
+        return head.report, outputs, head, lambda: (None, [])
 
     def second() -> tuple[Replayed, list]:
-        """The GPU-shape replay's reply (it answers second: whatever stops it, the first verdict stands)."""
+        """The sampler's replies: what it says of the GPU-shape inputs it made (modeled_gpu.price), sent
+        before it loads the submission's kernels, then the GPU-shape replay's (whatever stops that one, the
+        first replay's verdict stands)."""
+        reason = unmade
+        if not reason:
+            try:
+                gpu.replayer_inputs, _ = ctx.sampler.receive(Replayed, cfg.timeout_s * 4)
+            except ChildDied as died:
+                reason = died.reason
+            except FrameError as exc:
+                reason = f"its first reply is malformed ({exc})"
+        if reason:  # the environment's (modeled_gpu.inputs_differ): the model-shape price stands
+            gpu.replayer_inputs = Replayed(kind="replayed", nonce="", ok=True,
+                                           sampled_inputs_error=f"the sampler stopped before its first reply: {reason}")
+            return Replayed(kind="replayed", nonce="", ok=True, sampled_error="no inputs were made"), []
         try:
-            return ctx.replayer.receive(Replayed, cfg.timeout_s * 4)
+            return ctx.sampler.receive(Replayed, cfg.timeout_s * 4)
         except ChildDied as died:
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
         except FrameError as exc:
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
     return head.report, outputs, head, second
+
+
+def _job(ctx: StageContext, rebuilt: Any, trace: Any, inputs: int, sampled: Any = None) -> ReplayJob:
+    import tempfile
+    return ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
+                     digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=inputs,
+                     backend=ctx.backend, limits=Limits.of(ctx.config), sampled=sampled,
+                     sampled_only=sampled is not None)
 
 
 def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dict, shape: dict) -> str:

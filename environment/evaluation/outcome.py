@@ -30,6 +30,7 @@ class StageContext:
     backend: str
     workdir: str
     replayer: Any                        # the replayer's ChildHandle
+    sampler: Any = None                  # the second replayer's (the GPU-shape replay runs there, beside it)
 
 
 @dataclass

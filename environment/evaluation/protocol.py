@@ -96,6 +96,9 @@ class ReplayJob(_Message):
     backend: Literal["cpu", "cuda"]
     limits: Limits
     sampled: Optional[SampledReplay] = None
+    # only the sampled replay (a second replayer, the sampler, runs it beside the first replay): the frame's
+    # tensors are its constants alone
+    sampled_only: bool = False
 
 
 class _Command(_Message):

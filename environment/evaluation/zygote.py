@@ -133,9 +133,10 @@ class _Spare:
             try:
                 from environment.evaluation.children import ChildHandle
                 from environment.evaluation.replay.replayer import replayer_main
-                # candidate, reference, replayer: all forked before the request exists in this process
+                # candidate, reference, replayer, sampler (the GPU-shape replay beside the replayer's): all
+                # forked before the request exists in this process
                 children = (ChildHandle(role="candidate"), ChildHandle(role="reference"),
-                            ChildHandle(replayer_main, role="replayer"))
+                            ChildHandle(replayer_main, role="replayer"), ChildHandle(replayer_main, role="sampler"))
                 envelope, (body,) = frames.read_frame(req_r, None, time.monotonic() + 10**9)
                 request = json.loads(body.numpy().tobytes())
                 request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])

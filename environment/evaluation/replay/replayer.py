@@ -85,6 +85,9 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         return
     extra = job.sampled.constants if job.sampled else 0
     main, rest = tensors[:len(tensors) - extra], tensors[len(tensors) - extra:]
+    if job.sampled_only:  # the sampler: the GPU-shape replay alone (the replayer runs the first one beside it)
+        _send_sampled(job, inputs, rest, module, res_fd, reply)
+        return
     try:
         counter = CostCounter(lifts_are_copies=True)
         replay = Replay(job.trace, main[:job.inputs], main[job.inputs:], module, job.kernels, counter)
@@ -104,11 +107,16 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         return
     if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
         del outputs, replay, counter
-        update, checked = _sampled(job, inputs, rest, module)
-        try:
-            send_reply(res_fd, reply(ok=True, **update), checked)
-        except frames.FrameError as exc:
-            send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
+        _send_sampled(job, inputs, rest, module, res_fd, reply)
+
+
+def _send_sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor], module, res_fd: int,
+                  reply) -> None:
+    update, checked = _sampled(job, inputs, constants, module)
+    try:
+        send_reply(res_fd, reply(ok=True, **update), checked)
+    except frames.FrameError as exc:
+        send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
 
 
 def _made(plan: InputPlan) -> tuple[list[torch.Tensor], dict]:
