@@ -5,17 +5,17 @@ work computes the answer. This stage prices that work at a size a GPU runs:
 
 1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
    INPUT_CAP_BYTES and the evaluator's input cap (bounded memory: the reference child and the
-   replayer each hold one copy of the inputs; the candidate allocates zeros whose pages are only
+   sampler each hold one copy of the inputs; the candidate allocates zeros whose pages are only
    committed when touched). None (model shape only) when the task has no GPU shape, none fits, or
    its inputs are not all tensors.
 2. The candidate's host code runs at that shape on zero-filled inputs it allocates itself (no values
    are sent: they are never used); its trace gives each launch's grid and arguments.
 3. The reference runs (and is counted, as at the model shape) in its own child on inputs of that
    shape drawn from a secret label, giving its cost; it keeps the outputs. No input byte travels:
-   the reference's child and the replayer each make the inputs from the plan (the reference's
+   the reference's child and the sampler each make the inputs from the plan (the reference's
    source, the shape, the label's seed: protocol.InputPlan), the candidate's child never gets it,
    and the two must report the same fingerprint (else the environment's: model-shape price).
-4. The replayer replays the GPU-shape trace on the same inputs, running per launch the corner
+4. The sampler (a second replayer, beside the model-shape replay) replays the GPU-shape trace on the same inputs, running per launch the corner
    programs and interior programs drawn from the secret sampling seed keyed to the submission's
    digest (one per stratum for the estimate, more as checks: replay/sampled.py), and scales their
    counts to the grid.
@@ -56,7 +56,7 @@ from environment.evaluation.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 
 
-# Inputs of the GPU shape are made and held by the reference child and the replayer (one copy each);
+# Inputs of the GPU shape are made and held by the reference child and the sampler (one copy each);
 # larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
 INPUT_CAP_BYTES = 256 << 20
 # The most speedup a pure PyTorch submission earns when it cannot be priced at the GPU shape by its doing
@@ -69,7 +69,7 @@ class GpuRun:
     reference's run there; or why there is none (`why`), and whether that is the submission's doing
     (`flag`: the stage ends with no speed credit) or the environment's (model-shape price stands)."""
     shape: dict[str, int] = field(default_factory=dict)
-    plan: Any = None           # protocol.InputPlan: the inputs, made by the reference's child and the replayer
+    plan: Any = None           # protocol.InputPlan: the inputs, made by the reference's child and the sampler
     geometry: list = field(default_factory=list)   # the inputs' (shape, dtype), planned on the meta device
     sample_seed: int = 0
     trace: Any = None
@@ -77,7 +77,7 @@ class GpuRun:
     reference: Optional[dict] = None
     kept: list = field(default_factory=list)       # the outputs' (shape, dtype), kept by the reference's child
     fingerprint: str = ""      # of the inputs the reference's child made
-    replayer_inputs: Any = None  # the replayer's first reply (its inputs' fingerprint), read by _replay
+    replayer_inputs: Any = None  # the sampler's first reply (its inputs' fingerprint), read by _replay
     ref: Any = None            # the reference's child, which holds the outputs (Pick)
     why: str = ""
     flag: Optional[str] = None
@@ -143,7 +143,7 @@ def model_shape_of(task: Any) -> dict[str, int]:
 
 
 def prefetch(task: Any, cfg: Any, heldout_seed: int, replayer: Any) -> None:
-    """Send the replayer the GPU-shape input plan before the trials (protocol.MakeInputs), so it makes
+    """Send the sampler (`replayer`) the GPU-shape input plan before the trials (protocol.MakeInputs), so it makes
     the inputs while they run rather than on the replay's path. Speculative: the plan is made here
     as prepare will make it (a fresh reference module at the model shape's dimensions first), and a
     job whose plan differs has its inputs made again; nothing here decides a verdict."""
@@ -268,8 +268,8 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
 
 
 def inputs_differ(gpu: GpuRun) -> str:
-    """Why the replayer's GPU-shape inputs are not the reference's ("" when they are the same), from
-    the replayer's first reply (sent before it loads the submission's kernels)."""
+    """Why the sampler's GPU-shape inputs are not the reference's ("" when they are the same), from
+    the sampler's first reply (sent before it loads the submission's kernels)."""
     said = gpu.replayer_inputs
     if said is None:
         return "the replayer did not say which inputs it made"
