@@ -15,8 +15,8 @@ work computes the answer. This stage prices that work at a size a GPU runs:
    the reference's child and the sampler each make the inputs from the plan (the reference's
    source, the shape, the label's seed: protocol.InputPlan), the candidate's child never gets it,
    and the two must report the same fingerprint (else the environment's: model-shape price).
-4. The sampler (a second replayer, beside the model-shape replay) replays the GPU-shape trace on the same inputs, running per launch the corner
-   programs and interior programs drawn from the secret sampling seed keyed to the submission's
+4. The sampler (a second replayer, beside the model-shape replay) replays the GPU-shape trace on
+   the same inputs, running per launch the corner programs and interior programs drawn from the secret sampling seed keyed to the submission's
    digest (one per stratum for the estimate, more as checks: replay/sampled.py), and scales their
    counts to the grid.
 5. Here: the positions the executed programs wrote (fetched from the reference's child: Pick) must
