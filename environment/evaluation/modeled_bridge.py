@@ -174,7 +174,12 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     spec = load_spec()
     tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
     skip = _not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
+    if gpu is not None and not skip:
+        from environment.evaluation import modeled_gpu
+        modeled_gpu.start_reference(gpu)   # beside the sampler's replay, now that its price can matter
     head, checked = (None, []) if skip else second()   # the GPU-shape replay's reply, when it can matter
+    if skip and ctx.sampler is not None:
+        ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
     if gpu is not None and not skip:
         from environment.evaluation import modeled_gpu
         modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read

@@ -78,7 +78,8 @@ class GpuRun:
     kept: list = field(default_factory=list)       # the outputs' (shape, dtype), kept by the reference's child
     fingerprint: str = ""      # of the inputs the reference's child made
     replayer_inputs: Any = None  # the sampler's first reply (its inputs' fingerprint), read by _replay
-    ref: Any = None            # the reference's child, which holds the outputs (Pick)
+    ref: Any = None            # the reference's child, which counts there and holds the outputs (Pick)
+    init: Any = None           # the constructor arguments at that shape
     why: str = ""
     flag: Optional[str] = None
     pending: Any = None        # the reference child, while its GPU-shape run is in flight
@@ -171,7 +172,7 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     docstring), and the model-shape price stands."""
     from environment.evaluation.children import ChildDied
     from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import Count, TraceCall, Traced
+    from environment.evaluation.protocol import TraceCall, Traced
 
     cfg = ctx.config
     planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
@@ -193,12 +194,24 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     if missing:
         return GpuRun(shape=shape, why=f"kernel {sorted(missing)[0]} is not among the rebuilt kernels",
                       flag=F.UNREPLAYABLE)
-    try:  # sent now, received after the replay (collect): the reference computes while the replayer does
-        ref.send(Count(init=init, plan=plan), [], cfg.timeout_s * 4)
-    except ChildDied as died:  # the environment's: every submission would be priced at the model shape
-        return GpuRun(shape=shape, why=f"the reference stopped at the GPU shape on this host ({died.reason})")
     return GpuRun(shape=shape, plan=plan, geometry=geometry, sample_seed=seed, trace=traced.trace,
-                  constants=list(constants), pending=ref, timeout_s=cfg.timeout_s * 4)
+                  constants=list(constants), ref=ref, init=init, timeout_s=cfg.timeout_s * 4)
+
+
+def start_reference(gpu: Optional[GpuRun]) -> None:
+    """Send the reference's child its counted run at the GPU shape (received by collect): once the
+    model-shape replay shows the GPU-shape price can matter, so it computes beside the sampler's replay
+    and never for a kernel already at the reward's floor."""
+    from environment.evaluation.children import ChildDied
+    from environment.evaluation.protocol import Count
+    if gpu is None or gpu.trace is None or gpu.pending is not None:
+        return
+    try:
+        gpu.ref.send(Count(init=gpu.init, plan=gpu.plan), [], gpu.timeout_s)
+    except ChildDied as died:  # the environment's: every submission would be priced at the model shape
+        gpu.trace, gpu.why = None, f"the reference stopped at the GPU shape on this host ({died.reason})"
+        return
+    gpu.pending = gpu.ref
 
 
 def collect(gpu: Optional[GpuRun]) -> None:

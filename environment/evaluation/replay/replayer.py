@@ -47,6 +47,8 @@ def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
         gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
     made = None
+    if header.get("cmd") == "inputs" or header.get("sampled_only"):
+        _yield_cpu()
     if header.get("cmd") == "inputs":  # the GPU-shape inputs, made while the trials run; the job follows
         plan = MakeInputs.model_validate(header).plan
         made = (plan, *_made(plan))
@@ -117,6 +119,19 @@ def _send_sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[to
         send_reply(res_fd, reply(ok=True, **update), checked)
     except frames.FrameError as exc:
         send_reply(res_fd, reply(ok=True, sampled_error=f"its results are too large to send back ({exc})"))
+
+
+# The sampler's CPU priority below the other processes of the evaluation: its GPU-shape replay only matters once
+# the model-shape replay (which decides whether the GPU shape is priced at all) and the trials are done, so it
+# takes the CPU they leave, and a kernel at the reward's floor ends without waiting for it.
+SAMPLER_NICENESS = 5
+
+
+def _yield_cpu() -> None:
+    try:
+        os.nice(SAMPLER_NICENESS)
+    except OSError:  # a host that refuses it: the sampler runs at the evaluation's priority
+        pass
 
 
 def _made(plan: InputPlan) -> tuple[list[torch.Tensor], dict]:
