@@ -319,6 +319,24 @@ EXPECTED: dict[str, Expect] = {
                                                                    gap="before the fix: passed coverage at 96%, "
                                                                        "3.54x (0.978); 3.9% of the rows wrong on a "
                                                                        "GPU"),
+    # red team 7: measured timing (CUDA hosts, cpu_speed="measured") hashed the timed outputs in a Digest step after
+    # the Timed reply (f94e6f7), and nothing checked that a timed call returned plain tensors: a stand-in object whose
+    # detach() computes the output did the work when it was hashed, off the clock, and passed the static checks
+    # (correctness calls, told apart by the launch counter wrapping JITFunction.run, got plain tensors). Now a timed
+    # output must be a plain tensor (output_not_plain_tensor). Before: correct, median 1.29x measured over 4 seeds
+    # with all of gelu's work deferred (this host's CPU, where per-call Python overhead dominates) vs honest 0.98x
+    # (0.79 vs 0.74); with the pre-f94e6f7 harness the same file measured 0.75x. On a CUDA host the deferred work is
+    # the whole kernel at a 256 MiB output
+    "a151_timed_output_computed_at_digest.py": Expect("gelu_bias", "flag", "output_not_plain_tensor", "runtime-check",
+                                                      config={"cpu_speed": "measured"},
+                                                      gap="before the fix: 1.29x (0.79) vs honest 0.98x (0.74)"),
+    # red team 7: a forward that is right when checked and raises in the timed calls stopped the measured stage with
+    # a RuntimeError: outcome harness_error, no reward at all (a wrong submission dodged its score); now it is the
+    # submission's failure (correctness fails with the error), a reference failing there the environment's
+    "a152_raise_only_when_timed.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                            config={"cpu_speed": "measured"}, correct=False,
+                                            evidence="not when timed",
+                                            gap="before the fix: outcome harness_error (no score)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
