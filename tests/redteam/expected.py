@@ -337,6 +337,15 @@ EXPECTED: dict[str, Expect] = {
                                             config={"cpu_speed": "measured"}, correct=False,
                                             evidence="not when timed",
                                             gap="before the fix: outcome harness_error (no score)"),
+    # red team 7, the design alone (static checks off: torch.overrides is a forbidden import): a TorchFunctionMode
+    # pushed for the life of the child filled a plain, empty timed output when the Digest step detached it, off
+    # the clock. Now tensor_bytes reads with Python's torch hooks off: the hash and the fetch see the empty output
+    # and the timed call is wrong. Before: correct, 1.95x measured vs honest ~1x (0.87); the pre-f94e6f7 harness,
+    # which hashed inside the timed call, measured it at 0.90x
+    "a153_function_mode_fills_output_at_digest.py": Expect("gelu_bias", "harmless", None, "protocol",
+                                                           static_checks=False, config={"cpu_speed": "measured"},
+                                                           correct=False, evidence="A timed call returned a wrong",
+                                                           gap="before the fix: 1.95x (0.87) vs honest ~1x (0.75)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
