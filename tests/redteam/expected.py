@@ -346,14 +346,14 @@ EXPECTED: dict[str, Expect] = {
                                                            static_checks=False, config={"cpu_speed": "measured"},
                                                            correct=False, evidence="A timed call returned a wrong",
                                                            gap="before the fix: 1.95x (0.87) vs honest ~1x (0.75)"),
-    # red team 7, unverified where it matters: TorchScript's _fork (not a forbidden attribute, unlike fork) runs its
-    # task on torch's inter-op pool. On a CPU host seccomp's thread ban stops it (EPERM: the timed call fails, its
-    # own wrong result); with seccomp off the task raced the hash there and earned nothing (0.31x-0.49x, one
-    # protocol_violation, one SIGABRT in 3 seeds). On a CUDA host threads are allowed: work the task enqueues after
-    # the timed call's synchronize and before the Digest step's copy is hashed off the clock (before f94e6f7 the
-    # hash, and the copy's wait, were inside it). Not run on a GPU in this session: the pinned outcome is what
-    # should hold there
-    "a154_torchscript_fork_lands_after_timed_reply.py": Expect("gelu_bias", "harmless", None, "seccomp",
+    # red team 7: TorchScript's _fork (not a forbidden attribute, unlike fork) runs its task on torch's inter-op
+    # thread pool. On a CUDA host, where threads are allowed, work the task enqueues after the timed call's
+    # synchronize and before the Digest step's copy would be hashed off the clock (before f94e6f7 the hash, and the
+    # copy's wait, were inside it); not run on a GPU in this session. Now a thread like any other (static). With the
+    # static check off, a CPU host's seccomp thread ban stops it (EPERM: the timed call fails, its own wrong result;
+    # with seccomp off too the task raced the hash and earned nothing: 0.31x-0.49x, one protocol_violation, one
+    # SIGABRT in 3 seeds)
+    "a154_torchscript_fork_lands_after_timed_reply.py": Expect("gelu_bias", "flag", "forbidden_call:_fork", "static",
                                                                config={"cpu_speed": "measured"}),
 }
 
