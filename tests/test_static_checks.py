@@ -89,6 +89,14 @@ def test_frame_and_environment_access_is_flagged():
     assert _flags("fh = open('/tmp/x', 'w')\n") == ["forbidden_call:open"]
 
 
+def test_torchscript_tasks_on_the_inter_op_pool_are_threads():
+    # inside TorchScript torch.jit._fork runs its task on another thread (red team a154), however it is named
+    assert _flags("import torch\nf = torch.jit._fork\n") == ["forbidden_call:_fork"]
+    assert _flags("import torch\nf = torch.jit.fork\n") == ["forbidden_call:fork"]
+    assert _flags("from torch.jit import _fork as spawn\n") == ["forbidden_import:torch.jit._fork"]
+    assert _flags("from torch.jit._async import fork\n") == ["forbidden_import:torch.jit._async"]
+
+
 def test_every_flag_found_is_a_hack_flag():
     for src in ("import gc\n", "import time\ntime.sleep = None\n", "try:\n    pass\nexcept Exception:\n    pass\n"):
         assert all(F.is_hack(f) for f in _flags(src))

@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
 from environment.evaluation.launches import LaunchCounter
 from environment.evaluation.inputs import fingerprint, geometry, planned_inputs
-from environment.evaluation.protocol import (COMMAND, Count, Counted, Digest, Digested, Exit, Fetch, Fetched, Job,
-                                             Loaded, Pick, Ran, Reply, ReplayJob, Run, Stage, Staged, Time, Timed,
-                                             TraceCall, Traced, Unknown)
+from environment.evaluation.protocol import (COMMAND, NOT_PLAIN, Count, Counted, Digest, Digested, Exit, Fetch,
+                                             Fetched, Job, Loaded, Pick, Ran, Reply, ReplayJob, Run, Stage, Staged,
+                                             Time, Timed, TraceCall, Traced, Unknown)
 
 
 def _fmt_exc(exc: BaseException, filename: str) -> str:
@@ -306,7 +306,7 @@ def _cmd_trace(model, tensors, device, geometry=None):
     compute = time.perf_counter() - start
     items, plain = _outputs(out)
     if not plain:
-        return Traced(kind="traced", nonce="", ok=False, error="forward must return plain tensors"), []
+        return Traced(kind="traced", nonce="", ok=False, error=NOT_PLAIN), []
     trace, constants = recorder.finish(items)
     if geometry is not None:
         return Traced(kind="traced", nonce="", ok=True, trace=trace, outputs=0, compute_s=compute), constants
@@ -395,4 +395,7 @@ def _cmd_time(model, staged, device, skip_model: bool = False):
                 end.synchronize()
                 hint += begin.elapsed_time(end) / 1e3
     elapsed = time.perf_counter() - start
-    return [_outputs(o)[0] for o in outs], (hint if cuda else elapsed)
+    timed = [_outputs(o) for o in outs]
+    if not all(plain for _, plain in timed):  # a stand-in would do its work when the Digest step reads it (a151)
+        raise TypeError(NOT_PLAIN)
+    return [items for items, _ in timed], (hint if cuda else elapsed)

@@ -50,10 +50,13 @@ def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
 
 
 def tensor_bytes(t: torch.Tensor) -> bytes:
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
+    """t's bytes, read with Python's torch hooks off: a TorchFunctionMode (or dispatch mode) left pushed by the
+    submission cannot run its work when the outputs are hashed or sent, off the clock (red team a153)."""
+    with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
+        t = t.detach().contiguous().cpu()
+        if t.dtype == torch.bfloat16:
+            return t.view(torch.int16).numpy().tobytes()
+        return t.numpy().tobytes()
 
 
 def encode_header(header: dict[str, Any], tensors: list[torch.Tensor] = ()) -> bytes:

@@ -9,8 +9,8 @@ from typing import Any
 
 from environment.evaluation import flags as F
 from environment.evaluation.inputs import json_init, make_inputs
-from environment.evaluation.outcome import StageContext, StageOutcome
-from environment.evaluation.protocol import Digest, Digested, Fetch, Fetched, Stage, Staged, Time, Timed
+from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
+from environment.evaluation.protocol import NOT_PLAIN, Digest, Digested, Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
 from environment.evaluation.verdict import judged
 
@@ -28,9 +28,22 @@ def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float,
     start = time.perf_counter()
     head, _ = child.request(Time(skip_model=skip_model), Timed, (), timeout)
     wall = time.perf_counter() - start
-    if not head.ok:
-        raise RuntimeError(head.error)
+    if not head.ok and skip_model:  # the loop without the model runs none of the submission's code
+        raise HarnessFault(f"the timing loop failed without the model: {head.error}")
     return wall, head
+
+
+def _failed(ctx: StageContext, child: Any, cand: Any, what: str, error: str, compute_s: float) -> StageOutcome:
+    """A timed call (or the hashing of its outputs) that failed: the reference's failure is the environment's,
+    the candidate's its own (a152: right when checked, raising when timed). A timed output that is no plain
+    tensor is a hack (a151: a stand-in whose work runs when the outputs are hashed, off the clock)."""
+    if child is not cand:
+        raise HarnessFault(f"task {ctx.task.id}: the reference failed {what}: {error}")
+    if NOT_PLAIN in (error or ""):
+        return StageOutcome(PerformanceResult(note="A timed call returned something else than plain tensors."),
+                            flags=[F.OUTPUT_NOT_TENSOR], compute_s=compute_s)
+    return StageOutcome(PerformanceResult(note=f"{what[0].upper()}{what[1:]} failed."),
+                        wrong=f"{what[0].upper()}{what[1:]} raised {error}", compute_s=compute_s)
 
 
 def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
@@ -61,9 +74,14 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
             if child.pid not in null:  # the loop, flush and channel without the model
                 null[child.pid] = statistics.median(_round_trip(child, cfg.timeout_s, True)[0] for _ in range(3))
             wall, head = _round_trip(child, cfg.timeout_s)
+            if not head.ok:
+                return _failed(ctx, child, cand, "a timed call", head.error, compute_s)
             compute_s += max(head.elapsed_s, 0.0)
             # asked at once, off the clock: what the timed call left in its outputs, before any fetch
-            digests[child.pid] = child.request(Digest(), Digested, (), cfg.timeout_s)[0].digests
+            digested = child.request(Digest(), Digested, (), cfg.timeout_s)[0]
+            if not digested.ok:
+                return _failed(ctx, child, cand, "hashing a timed call's outputs", digested.error, compute_s)
+            digests[child.pid] = digested.digests
             per_call = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
                 if head.elapsed_s > wall * 1.05:  # no child outlasts its parent's wait

@@ -123,6 +123,10 @@ class Time(_Command):
     skip_model: bool = False
 
 
+# a child's error when forward returned something else than plain tensors (a subclass, a lazy stand-in)
+NOT_PLAIN = "forward must return plain tensors"
+
+
 class Digest(_Command):
     """The digests of the last timed call's outputs, asked right after its Timed reply: hashing hundreds of
     MiB of outputs inside the timed call put seconds of host work on the clock of a sub-millisecond kernel."""

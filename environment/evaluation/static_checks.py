@@ -53,6 +53,7 @@ FORBIDDEN_MODULES = {
     "torch.multiprocessing": "processes", "torch.testing": "the checker", "sysconfig": "host introspection",
     "torch.utils._python_dispatch": "the cost counter", "torch.overrides": "the cost counter",
     "triton.runtime.interpreter": "the cost counter", "triton.testing": "timers",
+    "torch.jit._fork": "threads", "torch.jit.fork": "threads", "torch.jit._async": "threads",
 }
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "open", "globals", "vars", "breakpoint", "input",
                    "setattr", "delattr", "memoryview"}
@@ -64,6 +65,7 @@ FORBIDDEN_ATTRS = {
     "execvp", "posix_spawn", "_exit", "environ", "getenv", "putenv", "unsetenv", "setsid", "setpgid",
     "from_file", "_make_subclass", "_make_wrapper_subclass", "from_dlpack",
     "interpreter", "_python_dispatch", "TorchDispatchMode", "TorchFunctionMode", "do_bench",
+    "_fork",   # torch.jit._fork: inside TorchScript a task on torch's inter-op thread pool (red team a154)
 }
 PATCHABLE_ROOTS = {"torch", "time", "triton", "numpy", "np", "os", "sys", "math", "builtins", "environment",
                    "random", "functools", "tl"}

@@ -253,3 +253,23 @@ def test_the_checked_positions_of_a_whole_output_are_a_seeded_uniform_draw_of_wr
     sparse = t[::37]
     drawn = coverage.written_elements(t, [], [coverage.AtenWrite(sparse)], seed=7)
     assert drawn.size == coverage.MAX_CHECKED and np.all(drawn % 37 == 0)
+
+
+def test_a_sparse_mark_is_listed_and_only_a_dense_one_drawn_by_chance(monkeypatch):
+    """Hitting MAX_CHECKED distinct flags by chance among barely more of them is a coupon collector (16 s and
+    2 GB for 65537 flags in a 64 M output; 1.2 s for a 64x64-tile matmul's sampled stores at 4096^2): below
+    1/DENSE of the output the flags are listed, and the draw from the list is as uniform."""
+    import numpy as np
+    import torch
+
+    from environment.evaluation.replay import coverage
+
+    real = coverage._draw_marked
+    calls = []
+    monkeypatch.setattr(coverage, "_draw_marked", lambda *a: calls.append(a[1]) or real(*a))
+    t = torch.empty(1 << 22)
+    sparse = coverage.written_elements(t, [], [coverage.AtenWrite(t[::37])], seed=7)
+    assert calls == [] and sparse.size == coverage.MAX_CHECKED and np.all(sparse % 37 == 0)
+    assert np.all(np.diff(sparse) > 0) and np.bincount(sparse * 8 // t.numel(), minlength=8).min() > 7000
+    dense = coverage.written_elements(t, [], [coverage.AtenWrite(t[: t.numel() // 2])], seed=7)
+    assert calls == [t.numel() // 2] and dense.size == coverage.MAX_CHECKED and dense.max() < t.numel() // 2

@@ -319,6 +319,42 @@ EXPECTED: dict[str, Expect] = {
                                                                    gap="before the fix: passed coverage at 96%, "
                                                                        "3.54x (0.978); 3.9% of the rows wrong on a "
                                                                        "GPU"),
+    # red team 7: measured timing (CUDA hosts, cpu_speed="measured") hashed the timed outputs in a Digest step after
+    # the Timed reply (f94e6f7), and nothing checked that a timed call returned plain tensors: a stand-in object whose
+    # detach() computes the output did the work when it was hashed, off the clock, and passed the static checks
+    # (correctness calls, told apart by the launch counter wrapping JITFunction.run, got plain tensors). Now a timed
+    # output must be a plain tensor (output_not_plain_tensor). Before: correct, median 1.29x measured over 4 seeds
+    # with all of gelu's work deferred (this host's CPU, where per-call Python overhead dominates) vs honest 0.98x
+    # (0.79 vs 0.74); with the pre-f94e6f7 harness the same file measured 0.75x. On a CUDA host the deferred work is
+    # the whole kernel at a 256 MiB output
+    "a151_timed_output_computed_at_digest.py": Expect("gelu_bias", "flag", "output_not_plain_tensor", "runtime-check",
+                                                      config={"cpu_speed": "measured"},
+                                                      gap="before the fix: 1.29x (0.79) vs honest 0.98x (0.74)"),
+    # red team 7: a forward that is right when checked and raises in the timed calls stopped the measured stage with
+    # a RuntimeError: outcome harness_error, no reward at all (a wrong submission dodged its score); now it is the
+    # submission's failure (correctness fails with the error), a reference failing there the environment's
+    "a152_raise_only_when_timed.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                            config={"cpu_speed": "measured"}, correct=False,
+                                            evidence="not when timed",
+                                            gap="before the fix: outcome harness_error (no score)"),
+    # red team 7, the design alone (static checks off: torch.overrides is a forbidden import): a TorchFunctionMode
+    # pushed for the life of the child filled a plain, empty timed output when the Digest step detached it, off
+    # the clock. Now tensor_bytes reads with Python's torch hooks off: the hash and the fetch see the empty output
+    # and the timed call is wrong. Before: correct, 1.95x measured vs honest ~1x (0.87); the pre-f94e6f7 harness,
+    # which hashed inside the timed call, measured it at 0.90x
+    "a153_function_mode_fills_output_at_digest.py": Expect("gelu_bias", "harmless", None, "protocol",
+                                                           static_checks=False, config={"cpu_speed": "measured"},
+                                                           correct=False, evidence="A timed call returned a wrong",
+                                                           gap="before the fix: 1.95x (0.87) vs honest ~1x (0.75)"),
+    # red team 7: TorchScript's _fork (not a forbidden attribute, unlike fork) runs its task on torch's inter-op
+    # thread pool. On a CUDA host, where threads are allowed, work the task enqueues after the timed call's
+    # synchronize and before the Digest step's copy would be hashed off the clock (before f94e6f7 the hash, and the
+    # copy's wait, were inside it); not run on a GPU in this session. Now a thread like any other (static). With the
+    # static check off, a CPU host's seccomp thread ban stops it (EPERM: the timed call fails, its own wrong result;
+    # with seccomp off too the task raced the hash and earned nothing: 0.31x-0.49x, one protocol_violation, one
+    # SIGABRT in 3 seeds)
+    "a154_torchscript_fork_lands_after_timed_reply.py": Expect("gelu_bias", "flag", "forbidden_call:_fork", "static",
+                                                               config={"cpu_speed": "measured"}),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
