@@ -34,7 +34,7 @@ NO_SECCOMP = {"seccomp": False}
 
 
 def GPU(*args: Any, **kwargs: Any) -> Expect:
-    """An attack on the opt-in GPU-shape pricing (issue 17): run with KERNEL_ENV_GPU_SHAPE_PRICING on."""
+    """An attack on the GPU-shape pricing (issue 17): run with it on, whatever the default."""
     return Expect(*args, config={"gpu_shape_pricing": True}, **kwargs)
 
 EXPECTED: dict[str, Expect] = {
