@@ -32,7 +32,7 @@ def submission(at_import: str = "", forward: str = GOOD_FORWARD) -> str:
     return HEAD + at_import + BODY.format(forward=forward)
 
 
-SPARE_CHILDREN = 3  # candidate, reference and replayer, forked ahead for the next request
+SPARE_CHILDREN = 4  # candidate, reference, replayer and sampler, forked ahead for the next request
 
 
 def leftovers(root: int) -> list[int]:
