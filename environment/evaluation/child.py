@@ -256,8 +256,8 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
             send_reply(res_fd, _failure(cmd.cmd, nonce, _fmt_exc(exc, source_path)))
 
 
-_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "digest": Digested, "fetch": Fetched, "count": Counted, "trace": Traced,
-             "pick": Fetched}
+_REPLY_OF = {"run": Ran, "stage": Staged, "time": Timed, "digest": Digested, "fetch": Fetched, "count": Counted,
+             "trace": Traced, "pick": Fetched}
 
 
 def _failure(cmd: str, nonce: str, error: str) -> Reply:

@@ -155,7 +155,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
     if isinstance(replayed, StageOutcome):
         return replayed
-    report, outputs, _, second = replayed
+    report, outputs, second = replayed
     mismatch = check(r_heldout, outputs, heldout)
     if mismatch:
         if trace.host_reads:
@@ -174,14 +174,13 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     spec = load_spec()
     tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
     skip = _not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
-    if gpu is not None and not skip:
+    if skip:
+        head, checked = None, []
+        ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
+    else:
         from environment.evaluation import modeled_gpu
         modeled_gpu.start_reference(gpu)   # beside the sampler's replay, now that its price can matter
-    head, checked = (None, []) if skip else second()   # the GPU-shape replay's reply, when it can matter
-    if skip and ctx.sampler is not None:
-        ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
-    if gpu is not None and not skip:
-        from environment.evaluation import modeled_gpu
+        head, checked = second()           # the GPU-shape replay's reply
         modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
     replay_s = time.perf_counter() - mark
     sampled = (head.sampled_report or {}) if head is not None else {}
@@ -268,7 +267,7 @@ def credited_speedup(model_shape: Optional[float], gpu_shape: Optional[float]) -
 
 
 def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):
-    """(report, outputs, reply, second) of the trusted replay, or the outcome that ends the stage. With
+    """(report, outputs, second) of the trusted replay, or the outcome that ends the stage. With
     `gpu`, the sampler (a second replayer) replays the GPU-shape trace with sampled programs beside it;
     `second()` waits for that reply, (reply, checked GPU-shape outputs), ((None, []) without `gpu`)."""
     cfg = ctx.config
@@ -302,7 +301,7 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
     if gpu is None:
-        return head.report, outputs, head, lambda: (None, [])
+        return head.report, outputs, lambda: (None, [])
 
     def second() -> tuple[Replayed, list]:
         """The sampler's replies: what it says of the GPU-shape inputs it made (modeled_gpu.price), sent
@@ -326,15 +325,14 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
         except FrameError as exc:
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
-    return head.report, outputs, head, second
+    return head.report, outputs, second
 
 
 def _job(ctx: StageContext, rebuilt: Any, trace: Any, inputs: int, sampled: Any = None) -> ReplayJob:
     import tempfile
     return ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                      digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=inputs,
-                     backend=ctx.backend, limits=Limits.of(ctx.config), sampled=sampled,
-                     sampled_only=sampled is not None)
+                     backend=ctx.backend, limits=Limits.of(ctx.config), sampled=sampled)
 
 
 def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dict, shape: dict) -> str:

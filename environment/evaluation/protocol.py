@@ -95,10 +95,9 @@ class ReplayJob(_Message):
     inputs: int = Field(ge=0)
     backend: Literal["cpu", "cuda"]
     limits: Limits
+    # the sampler's job (a second replayer, beside the first replay): only the sampled replay; the frame's
+    # tensors are then its constants alone
     sampled: Optional[SampledReplay] = None
-    # only the sampled replay (a second replayer, the sampler, runs it beside the first replay): the frame's
-    # tensors are its constants alone
-    sampled_only: bool = False
 
 
 class _Command(_Message):

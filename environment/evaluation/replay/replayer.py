@@ -47,7 +47,7 @@ def _wait_and_serve(nonce: str, cmd_fd: int, res_fd: int) -> None:
         gpu_numerics.install()  # tl.dot rounds its operands as sm_90 does, as in the candidate's child
     header, tensors = frames.read_frame(cmd_fd, nonce, time.monotonic() + 10**9)
     made = None
-    if header.get("cmd") == "inputs" or header.get("sampled_only"):
+    if header.get("cmd") == "inputs" or header.get("sampled"):  # the sampler
         _yield_cpu()
     if header.get("cmd") == "inputs":  # the GPU-shape inputs, made while the trials run; the job follows
         plan = MakeInputs.model_validate(header).plan
@@ -85,14 +85,12 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, reply(ok=False, error=f"the rebuilt kernels do not load: {type(exc).__name__}: "
                                            f"{str(exc)[:500]}"))
         return
-    extra = job.sampled.constants if job.sampled else 0
-    main, rest = tensors[:len(tensors) - extra], tensors[len(tensors) - extra:]
-    if job.sampled_only:  # the sampler: the GPU-shape replay alone (the replayer runs the first one beside it)
-        _send_sampled(job, inputs, rest, module, res_fd, reply)
+    if job.sampled is not None:  # the sampler: the GPU-shape replay (the replayer runs the first one beside it)
+        _send_sampled(job, inputs, tensors, module, res_fd, reply)
         return
     try:
         counter = CostCounter(lifts_are_copies=True)
-        replay = Replay(job.trace, main[:job.inputs], main[job.inputs:], module, job.kernels, counter)
+        replay = Replay(job.trace, tensors[:job.inputs], tensors[job.inputs:], module, job.kernels, counter)
         start = time.perf_counter()
         with torch.no_grad(), counter:
             outputs = replay.run()
@@ -106,10 +104,6 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, done, outputs)
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
-        return
-    if done.ok and job.sampled is not None:  # a second reply: the first one's verdict stands whatever happens here
-        del outputs, replay, counter
-        _send_sampled(job, inputs, rest, module, res_fd, reply)
 
 
 def _send_sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor], module, res_fd: int,
