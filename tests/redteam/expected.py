@@ -355,6 +355,16 @@ EXPECTED: dict[str, Expect] = {
     # SIGABRT in 3 seeds)
     "a154_torchscript_fork_lands_after_timed_reply.py": Expect("gelu_bias", "flag", "forbidden_call:_fork", "static",
                                                                config={"cpu_speed": "measured"}),
+    # red team 8: the model-less timing loop runs none of forward, but in the candidate's process, whose state the
+    # submission set: a perf_counter that raises while gc is off (the child turns it off for Time and its digest
+    # only, 2615fda) failed that loop, which comes before the candidate's first timed call, and was raised as the
+    # environment's (HarnessFault: harness_error, no reward; a CUDA candidate holding the GPU's memory fails the
+    # loop's 256 MiB flush the same way). Now the candidate's failure there is its own; the reference's (which runs
+    # the same loop first) stays the environment's. Before: harness_error; now 0.40, as a152
+    "a155_poisoned_clock_fails_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                                            config={"cpu_speed": "measured"}, correct=False,
+                                                            evidence="no clock while timed",
+                                                            gap="before the fix: outcome harness_error (no score)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
