@@ -359,12 +359,21 @@ EXPECTED: dict[str, Expect] = {
     # submission set: a perf_counter that raises while gc is off (the child turns it off for Time and its digest
     # only, 2615fda) failed that loop, which comes before the candidate's first timed call, and was raised as the
     # environment's (HarnessFault: harness_error, no reward; a CUDA candidate holding the GPU's memory fails the
-    # loop's 256 MiB flush the same way). Now the candidate's failure there is its own; the reference's (which runs
-    # the same loop first) stays the environment's. Before: harness_error; now 0.40, as a152
+    # loop's 256 MiB flush the same way; not run on a GPU). The loop is now timed in the reference's child only
+    # (a156; its failure there stays the environment's), so the clock raises in the candidate's first timed call
+    # instead: its own failure. Before: harness_error; now 0.40, as a152
     "a155_poisoned_clock_fails_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
                                                             config={"cpu_speed": "measured"}, correct=False,
                                                             evidence="no clock while timed",
                                                             gap="before the fix: outcome harness_error (no score)"),
+    # red team 8: the loop cost subtracted from the candidate's timed calls was timed in the candidate's own process,
+    # where the submission's clock (patched through sys.modules, past the static checks) slept in its first three
+    # Time commands, the model-less loop's: the cost subtracted inflated and a PyTorch copy of the reference measured
+    # 1.88x, 5.58x, 2.05x (score 0.86, 1.0, 0.88) vs honest PyTorch 1.03x (0.755). Now the reference's child times the
+    # loop for both sides, and the stalls land in the candidate's own timed calls (0.55x, 0.64)
+    "a156_slow_clock_inflates_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                                          config={"cpu_speed": "measured"}, correct=True,
+                                                          gap="before the fix: 1.9-5.6x (0.86-1.0) vs honest ~1x"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
