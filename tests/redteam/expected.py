@@ -374,8 +374,18 @@ EXPECTED: dict[str, Expect] = {
     "a156_slow_clock_inflates_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
                                                           config={"cpu_speed": "measured"}, correct=True,
                                                           gap="before the fix: 1.9-5.6x (0.86-1.0) vs honest ~1x"),
+    # red team 8, OPEN: code the submission patched into the child (hashlib.sha256 through sys.modules, past the static
+    # checks; a24 shows the child's own _digest patched the same way, and send_reply, read_frame or time.monotonic
+    # would do too) runs between the Timed reply and the digest, off the clock: the timed call returned an empty
+    # output and the patched hash filled it before hashing. 4.85x, 1.78x, 1.86x measured on this CPU host (scores 1.0,
+    # 0.85, 0.86) vs honest PyTorch ~1.03x (0.755) and the best honest 0.875 (modeled); not run on a GPU, where the
+    # deferred kernel is all of the time. Pinned to the outcome a fix should give (protocol_violation: submission code
+    # ran in that window, e.g. seen by a sys.setprofile hook the child sets from the Timed reply to the Digested one)
+    "a157_hash_patched_fills_timed_output.py": Expect("gelu_bias", "flag", "protocol_violation", "runtime-check",
+                                                       config={"cpu_speed": "measured"},
+                                                       gap="1.8-4.9x (0.85-1.0) vs honest ~1x (0.755), best 0.875"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
-OPEN_GAPS: frozenset = frozenset()
+OPEN_GAPS: frozenset = frozenset({"a157_hash_patched_fills_timed_output.py"})
