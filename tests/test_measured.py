@@ -97,3 +97,37 @@ def test_the_timed_call_ends_before_its_outputs_are_hashed():
     for i in rounds:   # each timed call (the model's and the loop without it) is answered before any hashing
         assert events[i + 1] == "reply timed", events[i:i + 3]
     assert "outputs hashed" in events and "reply digested" in events
+
+
+LOOP_PROBE = '''"""Prints, in its own process, each Time command's skip_model (the loop without the model)."""
+import sys
+import torch
+import torch.nn as nn
+
+child = sys.modules["environment.evaluation.child"]
+real_time = child._cmd_time
+
+
+def timed(model, staged, device, skip_model=False):
+    print(f"event: time skip_model={skip_model}", flush=True)
+    return real_time(model, staged, device, skip_model)
+
+
+child._cmd_time = timed
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, bias):
+        return torch.nn.functional.gelu(x + bias)
+'''
+
+
+def test_the_loop_cost_subtracted_is_timed_in_the_reference_child_only():
+    """The loop without the model ran in the candidate's process too, where the submission's own clock could stall
+    it (red team a156: the cost subtracted from its calls inflated, they measured 2-5x faster) or raise there (a155:
+    a harness error). The reference's child times it for both sides; the candidate only runs timed calls."""
+    r = evaluate(GELU, LOOP_PROBE, MEASURED, seed=1, static_checks=False)
+    assert r.correct and r.performance.speedup_kind == "measured_cpu", (r.flags, r.log)
+    events = [line.split("event: ", 1)[1] for line in r.log.splitlines() if line.startswith("event: ")]
+    assert events.count("time skip_model=False") == MEASURED.timing_rounds, events
+    assert "time skip_model=True" not in events, events

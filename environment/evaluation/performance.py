@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from typing import Any
+from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.inputs import json_init, make_inputs
@@ -27,10 +27,20 @@ def stats(samples_s: list[float]) -> TimingStats:
 def _round_trip(child, timeout: float, skip_model: bool = False) -> tuple[float, Timed]:
     start = time.perf_counter()
     head, _ = child.request(Time(skip_model=skip_model), Timed, (), timeout)
-    wall = time.perf_counter() - start
-    if not head.ok and skip_model:  # the loop without the model runs none of the submission's code
-        raise HarnessFault(f"the timing loop failed without the model: {head.error}")
-    return wall, head
+    return time.perf_counter() - start, head
+
+
+def _null_loop(child, timeout: float) -> tuple[float, Timed]:
+    """(median wall time, the reply) of three round trips of the loop without the model; the first failed reply
+    ends it. Run in the reference's child only: in the candidate's, the loop runs none of forward but in a process
+    whose state the submission set (a155, a156)."""
+    walls = []
+    for _ in range(3):
+        wall, head = _round_trip(child, timeout, True)
+        if not head.ok:
+            return 0.0, head
+        walls.append(wall)
+    return statistics.median(walls), head
 
 
 def _failed(ctx: StageContext, child: Any, cand: Any, what: str, error: str, compute_s: float) -> StageOutcome:
@@ -49,7 +59,7 @@ def _failed(ctx: StageContext, child: Any, cand: Any, what: str, error: str, com
 def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
     """Interleave reference and candidate rounds on fresh inputs (new storage and values every call).
     The evaluator's clock is the timing of record: per call, (round-trip wall time - the same loop
-    without the model) / calls. One timed output per round is fetched and checked against the
+    without the model, in the reference's child) / calls. One timed output per round is fetched and checked against the
     digest the child reported right after the timed call (asked at once, outside the clock: hashing
     256 MiB outputs took 1.7 s a round on an H100 host, so the clock measured the hash, not a 0.5 ms
     kernel, and every speedup came out near 1), and against the reference."""
@@ -63,7 +73,7 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
     init = json_init(reference)
     samples: dict[int, list[float]] = {cand.pid: [], ref.pid: []}
     hints: list[float] = []
-    null: dict[int, float] = {}
+    loop: Optional[float] = None
     for rnd in range(cfg.timing_rounds):
         sets = [make_inputs(reference, shape, "normal", rng.getrandbits(48), cap_bytes=cfg.input_cap_bytes)
                 for _ in range(cfg.timing_calls)]
@@ -71,8 +81,10 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
         digests: dict[int, list] = {}
         for child in ((ref, cand) if rnd % 2 == 0 else (cand, ref)):
             child.request(Stage(arity=len(sets[0]), init=init), Staged, flat, cfg.timeout_s)
-            if child.pid not in null:  # the loop, flush and channel without the model
-                null[child.pid] = statistics.median(_round_trip(child, cfg.timeout_s, True)[0] for _ in range(3))
+            if child is ref and loop is None:  # the loop, flush and channel without the model
+                loop, head = _null_loop(ref, cfg.timeout_s)
+                if not head.ok:
+                    return _failed(ctx, ref, cand, "the timing loop without the model", head.error, compute_s)
             wall, head = _round_trip(child, cfg.timeout_s)
             if not head.ok:
                 return _failed(ctx, child, cand, "a timed call", head.error, compute_s)
@@ -82,14 +94,13 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
             if not digested.ok:
                 return _failed(ctx, child, cand, "hashing a timed call's outputs", digested.error, compute_s)
             digests[child.pid] = digested.digests
-            per_call = max(wall - null[child.pid], 1e-7) / cfg.timing_calls
             if backend == "cuda":
                 if head.elapsed_s > wall * 1.05:  # no child outlasts its parent's wait
                     return StageOutcome(PerformanceResult(note="The child's timer disagrees with the evaluator's clock."),
                                         flags=[F.PROTOCOL_VIOLATION], compute_s=compute_s)
                 if child is cand:
                     hints.append(head.elapsed_s / cfg.timing_calls)
-            samples[child.pid].append(per_call)
+            samples[child.pid].append(wall)
         j = rng.randrange(cfg.timing_calls)
         _, c_out = cand.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
         _, r_out = ref.request(Fetch(index=j), Fetched, (), cfg.timeout_s)
@@ -101,7 +112,10 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
             return StageOutcome(PerformanceResult(note="A timed call returned a wrong result."),
                                 wrong=f"A timed call returned a wrong result ({err}); results must be computed on "
                                       "every call, not cached", compute_s=compute_s)
-    ref_stats, cand_stats = stats(samples[ref.pid]), stats(samples[cand.pid])
+    # one loop cost for both sides, the reference's: in the candidate's process a clock the submission patched stalled
+    # the loop (a156: the cost subtracted from its calls inflated, they looked 2-5x faster), or raised there (a155)
+    ref_stats, cand_stats = (stats([max(wall - loop, 1e-7) / cfg.timing_calls for wall in samples[child.pid]])
+                             for child in (ref, cand))
     speedup = ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else None
     note = ("Measured on this host's CPU: the trusted evaluator's wall clock, loop and channel cost subtracted."
             if backend == "cpu" else

@@ -355,8 +355,37 @@ EXPECTED: dict[str, Expect] = {
     # SIGABRT in 3 seeds)
     "a154_torchscript_fork_lands_after_timed_reply.py": Expect("gelu_bias", "flag", "forbidden_call:_fork", "static",
                                                                config={"cpu_speed": "measured"}),
+    # red team 8: the model-less timing loop runs none of forward, but in the candidate's process, whose state the
+    # submission set: a perf_counter that raises while gc is off (the child turns it off for Time and its digest
+    # only, 2615fda) failed that loop, which comes before the candidate's first timed call, and was raised as the
+    # environment's (HarnessFault: harness_error, no reward; a CUDA candidate holding the GPU's memory fails the
+    # loop's 256 MiB flush the same way; not run on a GPU). The loop is now timed in the reference's child only
+    # (a156; its failure there stays the environment's), so the clock raises in the candidate's first timed call
+    # instead: its own failure. Before: harness_error; now 0.40, as a152
+    "a155_poisoned_clock_fails_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                                            config={"cpu_speed": "measured"}, correct=False,
+                                                            evidence="no clock while timed",
+                                                            gap="before the fix: outcome harness_error (no score)"),
+    # red team 8: the loop cost subtracted from the candidate's timed calls was timed in the candidate's own process,
+    # where the submission's clock (patched through sys.modules, past the static checks) slept in its first three
+    # Time commands, the model-less loop's: the cost subtracted inflated and a PyTorch copy of the reference measured
+    # 1.88x, 5.58x, 2.05x (score 0.86, 1.0, 0.88) vs honest PyTorch 1.03x (0.755). Now the reference's child times the
+    # loop for both sides, and the stalls land in the candidate's own timed calls (0.55x, 0.64)
+    "a156_slow_clock_inflates_model_less_loop.py": Expect("gelu_bias", "harmless", None, "runtime-check",
+                                                          config={"cpu_speed": "measured"}, correct=True,
+                                                          gap="before the fix: 1.9-5.6x (0.86-1.0) vs honest ~1x"),
+    # red team 8, OPEN: code the submission patched into the child (hashlib.sha256 through sys.modules, past the static
+    # checks; a24 shows the child's own _digest patched the same way, and send_reply, read_frame or time.monotonic
+    # would do too) runs between the Timed reply and the digest, off the clock: the timed call returned an empty
+    # output and the patched hash filled it before hashing. 4.85x, 1.78x, 1.86x measured on this CPU host (scores 1.0,
+    # 0.85, 0.86) vs honest PyTorch ~1.03x (0.755) and the best honest 0.875 (modeled); not run on a GPU, where the
+    # deferred kernel is all of the time. Pinned to the outcome a fix should give (protocol_violation: submission code
+    # ran in that window, e.g. seen by a sys.setprofile hook the child sets from the Timed reply to the Digested one)
+    "a157_hash_patched_fills_timed_output.py": Expect("gelu_bias", "flag", "protocol_violation", "runtime-check",
+                                                       config={"cpu_speed": "measured"},
+                                                       gap="1.8-4.9x (0.85-1.0) vs honest ~1x (0.755), best 0.875"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
-OPEN_GAPS: frozenset = frozenset()
+OPEN_GAPS: frozenset = frozenset({"a157_hash_patched_fills_timed_output.py"})
