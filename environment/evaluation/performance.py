@@ -59,8 +59,8 @@ def _failed(ctx: StageContext, child: Any, cand: Any, what: str, error: str, com
 def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
     """Interleave reference and candidate rounds on fresh inputs (new storage and values every call).
     The evaluator's clock is the timing of record: per call, (round-trip wall time - the same loop
-    without the model, in the reference's child) / calls. One timed output per round is fetched and checked against the
-    digest the child reported right after the timed call (asked at once, outside the clock: hashing
+    without the model, in the reference's child) / calls. One timed output per round is fetched and
+    checked against the digest the child reported right after the timed call (asked at once, outside the clock: hashing
     256 MiB outputs took 1.7 s a round on an H100 host, so the clock measured the hash, not a 0.5 ms
     kernel, and every speedup came out near 1), and against the reference."""
     cfg, task, backend = ctx.config, ctx.task, ctx.backend
