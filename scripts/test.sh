@@ -35,6 +35,7 @@ if [ ! -x .venv-openenv-core/bin/openenv ]; then
 fi
 
 export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+ruff check . || { echo "ruff: fix the findings above (ruff check --fix . fixes most)"; exit 1; }
 set +e
 python -m pytest -p no:cacheprovider "$@"
 code=$?
