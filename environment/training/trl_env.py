@@ -40,6 +40,7 @@ from environment.training.reward_rule import episode_reward
 from environment.trajectory import EpisodeRecord, Message, export_rows, env_version, step_record
 
 log = logging.getLogger("kernel_env.trl")
+_STATS_LOCK = threading.Lock()   # counters are shared by a factory's instances, bumped from run-ahead threads too
 STEP_TIMEOUT_S = 600.0  # a Triton step under the interpreter on a loaded CPU host can take minutes
 
 TOOL_INSTRUCTIONS = (
@@ -215,7 +216,8 @@ class KernelToolEnv:
         log.error("episode %s: %s", self.episode_id, message)
 
     def _count(self, key: str) -> None:
-        self._stats[key] = self._stats.get(key, 0) + 1
+        with _STATS_LOCK:
+            self._stats[key] = self._stats.get(key, 0) + 1
 
     def _finish(self) -> None:
         ahead, self._ahead = self._ahead, None
