@@ -117,7 +117,7 @@ def test_the_cpu_preset_learns_from_groups_with_reward_variance_and_saves_its_we
 
 
 def test_a_run_resumes_from_its_last_checkpoint(server, cpu_run):
-    out, first = cpu_run
+    out, _ = cpu_run
     summary = train_grpo.train(train_grpo.parse_args(["--preset", "cpu", "--env-url", server, "--max-steps", "3",
                                                       "--resume", "--output-dir", str(out)]))
     assert summary["steps"] == 3 and len(summary["ledger"]) == 4   # one more step, not three
