@@ -1,14 +1,20 @@
-"""Rollouts per minute the environment serves to a TRL trainer (issue 13, not a test).
+"""Rollouts per minute one TRL trainer gets from the environment: serial tool calls against batched (not a test).
 
-C concurrent generations, each its own KernelToolEnv (the GRPO environment_factory adapter, one
-WebSocket session each) driven the way GRPOTrainer drives it: reset(**row), submit_kernel(code),
-get_reward(). The "policy" is scripted: each rollout submits a shipped correct PyTorch solution of
-its row's task (one evaluation per rollout, max_turns 1), so the figures are the environment's side
-only: a trainer adds its own generation time on top. Every reward is checked against the server's
-record (/monitor), and errors are counted.
+One trainer, one generation batch of B rollouts at a time, driven the way TRL 1.16's
+``GRPOTrainer._tool_call_loop`` drives its ``environment_factory``: ``reset(**row)`` for each rollout, then
+each rollout's ``submit_kernel`` call in turn, TRL's order, then ``get_reward()``. Two modes, alternated batch
+by batch on the same server and the same rows:
 
-    PYTHONPATH=. python bench/rollouts.py                       # a server started here, C = 1 4 16
-    PYTHONPATH=. python bench/rollouts.py --env-url http://127.0.0.1:8000 --concurrency 1 4 --rounds 3
+- serial: TRL's loop as it is (``KernelEnvFactory(parallel=1)``): one evaluation in flight.
+- batched: the same loop under ``KernelEnvFactory.watch`` (what ``KernelGRPOTrainer`` does): the first call
+  of the round begins every rollout's evaluation at once; TRL's calls collect them in order.
+
+The "policy" is scripted: each rollout submits a shipped correct PyTorch solution of its row's task (one
+evaluation per rollout, max_turns 1), so the figures are the environment's side only. Every reward is
+checked against the server's record (/monitor), and the two modes' rewards row by row.
+
+    PYTHONPATH=. python bench/rollouts.py                       # a server started here, B = 16, 2 batches per mode
+    PYTHONPATH=. python bench/rollouts.py --env-url http://127.0.0.1:8000 --batch 32 --batches 3
 
 A markdown table is printed; every figure comes from this run on this machine.
 """
@@ -20,7 +26,6 @@ import json
 import os
 import statistics
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -31,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from environment.tasks import get_task  # noqa: E402
 from environment.training import episode_reward  # noqa: E402
-from environment.training.trl_env import KernelEnvFactory, build_rows  # noqa: E402
+from environment.training.trl_env import TOOL_NAME, KernelEnvFactory, build_rows  # noqa: E402
 from inference import LocalServer  # noqa: E402
 
 TASKS = ("gelu_bias", "rmsnorm", "softmax", "silu_mul")
@@ -60,77 +65,64 @@ def server_reward(url: str, episode_id: str) -> Optional[float]:
         return None  # monitor off on that server: not checked
 
 
-def run(url: str, concurrency: int, rounds: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    factory = KernelEnvFactory(url)
-    envs = [factory() for _ in range(concurrency)]
-    latencies: list[float] = []
-    outcomes: list[tuple[str, Optional[float]]] = []
-    errors: list[str] = []
-    lock = threading.Lock()
+def tool_call(code: str) -> dict[str, Any]:
+    """An assistant message calling submit_kernel, as TRL's parse_response returns it."""
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": TOOL_NAME, "arguments": {"code": code}}}]}
 
-    def worker(i: int) -> None:
-        env = envs[i]
-        for r in range(rounds):
-            row = rows[(i * rounds + r) % len(rows)]
-            t0 = time.monotonic()
-            try:
-                env.reset(**row)
-                env.submit_kernel(torch_solution(row["task_id"]))
-                reward = env.get_reward()
-            except Exception as e:  # counted, reported
-                with lock:
-                    errors.append(f"{type(e).__name__}: {e}"[:200])
-                continue
-            with lock:
-                latencies.append(time.monotonic() - t0)
-                outcomes.append((env.episode_id, reward))
 
-    env_warm = [threading.Thread(target=e.reset, kwargs=rows[0]) for e in envs]  # open the sessions (untimed)
-    for t in env_warm:
-        t.start()
-    for t in env_warm:
-        t.join()
-    for e in envs:
-        e.get_reward()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
-    t0 = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - t0
-    factory.close()
-    mismatches = sum(1 for eid, reward in outcomes
-                     if (s := server_reward(url, eid)) is not None and abs(s - (reward or 0.0)) > 1e-9)
-    lat = sorted(latencies)
-    return {"concurrency": concurrency, "rollouts": len(outcomes), "wall_s": wall,
-            "per_min": 60.0 * len(outcomes) / wall if wall else 0.0,
-            "p50": statistics.median(lat) if lat else float("nan"),
-            "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan"),
-            "unscored": factory.stats.get("unscored", 0), "errors": len(errors),
-            "mismatches": mismatches, "mean_reward": statistics.mean([r for _, r in outcomes if r is not None] or [0])}
+def play_batch(factory: KernelEnvFactory, envs: list, rows: list[dict[str, Any]]) -> list[tuple[str, Optional[float]]]:
+    """One generation batch through TRL's order of calls: resets, one round of tool calls, rewards."""
+    for env, row in zip(envs, rows):
+        env.reset(**row)
+    completions = [[tool_call(torch_solution(row["task_id"]))] for row in rows]
+    with factory.watch(envs, completions):
+        for env, messages in zip(envs, completions):  # TRL: each rollout's call in turn, waiting for its result
+            result = env.submit_kernel(**messages[-1]["tool_calls"][0]["function"]["arguments"])
+            messages.append({"role": "tool", "name": TOOL_NAME, "content": result})
+    return [(env.episode_id, env.get_reward()) for env in envs]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--env-url", default=None)
-    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
-    p.add_argument("--rounds", type=int, default=8, help="rollouts per generation slot")
+    p.add_argument("--batch", type=int, default=16, help="rollouts per generation batch (B)")
+    p.add_argument("--batches", type=int, default=2, help="timed batches per mode (alternated)")
     args = p.parse_args()
+    modes = ("serial", "batched")
     with server(args.env_url) as url:
-        rows = sorted(build_rows(url, TASKS, seeds=range(4), max_turns=1), key=lambda r: r["seed"])  # tasks cycle
-        run(url, 1, len(TASKS), rows)  # warm-up, discarded: each task's first evaluation pays its imports
-        results = [run(url, c, args.rounds, rows) for c in args.concurrency]
-    base = results[0]["per_min"] or float("nan")
-    print(f"\nRollouts against {url} (environment side only; scripted PyTorch submissions, 1 evaluation each; "
-          f"{os.cpu_count()} CPUs, KERNEL_ENV_WORKERS={os.environ.get('KERNEL_ENV_WORKERS', 'default')})\n")
-    print("| concurrent generations | rollouts | wall s | rollouts/min | vs 1 | p50 rollout s | p95 rollout s "
-          "| mean reward | unscored | errors | reward != server |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(f"| {r['concurrency']} | {r['rollouts']} | {r['wall_s']:.1f} | {r['per_min']:.1f} | "
-              f"{r['per_min'] / base:.2f}x | {r['p50']:.2f} | {r['p95']:.2f} | {r['mean_reward']:.3f} | "
-              f"{r['unscored']} | {r['errors']} | {r['mismatches']} |")
+        base = sorted(build_rows(url, TASKS, seeds=range(args.batch), max_turns=1), key=lambda r: r["seed"])
+        factories = {m: KernelEnvFactory(url, parallel=1 if m == "serial" else 64) for m in modes}
+        envs = {m: [f() for _ in range(args.batch)] for m, f in factories.items()}
+        play_batch(factories["batched"], envs["batched"][:len(TASKS)], base[:len(TASKS)])  # warm-up, discarded
+        wall = {m: 0.0 for m in modes}
+        played: dict[str, list[tuple[str, Optional[float]]]] = {m: [] for m in modes}
+        for b in range(args.batches):
+            rows = [base[(b * args.batch + i) % len(base)] for i in range(args.batch)]
+            for mode in (modes if b % 2 == 0 else modes[::-1]):
+                t0 = time.monotonic()
+                played[mode] += play_batch(factories[mode], envs[mode], rows)
+                wall[mode] += time.monotonic() - t0
+        for f in factories.values():
+            f.close()
+        rewards = {m: [r for _, r in played[m]] for m in modes}
+        mismatch = {m: sum(1 for eid, r in played[m] if (s := server_reward(url, eid)) is not None
+                           and abs(s - (r if r is not None else float("nan"))) > 1e-9) for m in modes}
+    same = sum(1 for a, b in zip(rewards["serial"], rewards["batched"]) if a == b)
+    workers = os.environ.get("KERNEL_ENV_WORKERS", "default (min(2, cores))")
+    print(f"\nOne trainer against {url}: generation batches of {args.batch} rollouts, {args.batches} per mode, "
+          f"alternated (scripted PyTorch submissions, 1 evaluation each; {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}, KERNEL_ENV_WORKERS={workers})\n")
+    print("| mode | rollouts | wall s | rollouts/min | vs serial | mean reward | unscored | reward != server |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    per_min = {m: 60.0 * len(played[m]) / wall[m] for m in modes}
+    for m in modes:
+        scored = [r for r in rewards[m] if r is not None]
+        print(f"| {m} | {len(played[m])} | {wall[m]:.1f} | {per_min[m]:.1f} | {per_min[m] / per_min['serial']:.2f}x | "
+              f"{statistics.mean(scored or [0]):.3f} | {len(rewards[m]) - len(scored)} | {mismatch[m]} |")
+    print(f"\nsame reward row by row in both modes: {same}/{len(rewards['serial'])}; batched run-ahead calls: "
+          f"{factories['batched'].stats.get('run_ahead', 0)}, mismatched or unclaimed: "
+          f"{factories['batched'].stats.get('ahead_mismatch', 0) + factories['batched'].stats.get('ahead_unclaimed', 0)}")
     return 0
 
 

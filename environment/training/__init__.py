@@ -1,5 +1,6 @@
-"""Training against kernel_env: the reward rule (no extra dependencies) and the TRL adapter
-(``environment.training.trl_env``, needs the ``trl`` extra)."""
+"""Training against kernel_env: the reward rule (no extra dependencies), the TRL adapter
+(``environment.training.trl_env``) and TRL's GRPOTrainer with one trainer's evaluations in flight together
+(``environment.training.trainer``); both need the ``trl`` extra."""
 from environment.training.reward_rule import episode_reward
 
 __all__ = ["episode_reward"]

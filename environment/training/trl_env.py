@@ -23,15 +23,17 @@ rollout it calls ``get_reward()``, which makes the environment own the reward.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
-from environment.agent import SYSTEM_PROMPT, build_messages, feedback_message, summarize_action
+from environment.agent import SYSTEM_PROMPT, build_messages, feedback_message, summarize_action, summarize_step
 from environment.client import KernelEnv
 from environment.driver import oversized
 from environment.models import KernelAction, KernelObservation
@@ -39,6 +41,7 @@ from environment.training.reward_rule import episode_reward
 from environment.trajectory import EpisodeRecord, Message, export_rows, env_version, step_record
 
 log = logging.getLogger("kernel_env.trl")
+_STATS_LOCK = threading.Lock()   # counters are shared by a factory's instances, bumped from run-ahead threads too
 STEP_TIMEOUT_S = 600.0  # a Triton step under the interpreter on a loaded CPU host can take minutes
 
 TOOL_INSTRUCTIONS = (
@@ -46,6 +49,34 @@ TOOL_INSTRUCTIONS = (
     "environment's report (correctness, speed, flags). You may submit again to improve, up to the number of "
     "submissions stated in the task; your best submission counts.")
 CURRICULUM_PROMPT = "The environment picks your task; it follows."
+FEEDBACK_MODES = ("full", "terse")
+TERSE_LINES = ("Hint:", "Next:", "Reward hack detected", "  First failure:")
+TERSE_MAX_CHARS = 600
+TOOL_NAME = "submit_kernel"
+
+
+def terse_feedback_message(observation: Any) -> str:
+    """The step's one-line result plus only the actionable lines of the environment's report (first failure,
+    hack verdict, hints, next move), at most TERSE_MAX_CHARS: a few turns of it fit a completion budget."""
+    report = str(getattr(observation, "feedback", "") or "")
+    lines = [f"Result: {summarize_step(observation)}"]
+    lines += [" ".join(line.split()) for line in report.splitlines() if line.startswith(TERSE_LINES)]
+    text = "\n".join(lines)
+    return text if len(text) <= TERSE_MAX_CHARS else text[:TERSE_MAX_CHARS - 3] + "..."
+
+
+def submit_calls(messages: Sequence[dict[str, Any]]) -> list[Any]:
+    """The ``code`` of every submit_kernel call in a rollout's messages that TRL will execute (a function call
+    named submit_kernel whose arguments are exactly ``code``), in order."""
+    calls = []
+    for message in messages:
+        for call in (message.get("tool_calls") or []) if message.get("role") == "assistant" else []:
+            function = call.get("function") or {}
+            args = function.get("arguments")
+            if call.get("type") == "function" and function.get("name") == TOOL_NAME \
+                    and isinstance(args, dict) and set(args) == {"code"}:
+                calls.append(args["code"])
+    return calls
 
 
 class EpisodeRecorder:
@@ -71,8 +102,12 @@ class KernelToolEnv:
     """One rollout's environment: a kernel_env episode played through the ``submit_kernel`` tool."""
 
     def __init__(self, base_url: str, *, recorder: Optional[EpisodeRecorder] = None, model: Optional[str] = None,
-                 stats: Optional[dict[str, int]] = None, step_timeout_s: float = STEP_TIMEOUT_S):
+                 stats: Optional[dict[str, int]] = None, step_timeout_s: float = STEP_TIMEOUT_S,
+                 feedback: str = "full"):
+        if feedback not in FEEDBACK_MODES:
+            raise ValueError(f"feedback must be one of {FEEDBACK_MODES}, not {feedback!r}")
         self._base_url = base_url.rstrip("/")
+        self._feedback = feedback
         self._recorder = recorder
         self._model = model
         self._stats = stats if stats is not None else {}
@@ -82,6 +117,9 @@ class KernelToolEnv:
         self._obs: Optional[KernelObservation] = None
         self._error: Optional[str] = None   # the environment failed (lost connection, harness error)
         self._finished = True
+        self._calls = 0   # submit_kernel calls begun this episode (run ahead or not)
+        self._ahead: Optional[tuple[Any, Future]] = None   # a call begun before TRL made it (ParallelToolCalls)
+        self._before_call: Optional[Callable[[], None]] = None
         self.episode_id: Optional[str] = None
         self.last_reward: Optional[float] = None
 
@@ -90,7 +128,7 @@ class KernelToolEnv:
               curriculum: Optional[str] = None, prompt: Any = None, **_row: Any) -> Optional[str]:
         """Start an episode from a dataset row (TRL passes every column; unknown ones are ignored)."""
         self._finish()
-        self.episode_id, self.last_reward, self._error = uuid.uuid4().hex, None, None
+        self.episode_id, self.last_reward, self._error, self._calls = uuid.uuid4().hex, None, None, 0
         kwargs: dict[str, Any] = {"episode_id": self.episode_id}
         for name, value in (("task_id", task_id), ("seed", seed), ("max_turns", max_turns),
                             ("curriculum", curriculum)):
@@ -121,6 +159,24 @@ class KernelToolEnv:
         Returns:
             The environment's report on this submission: correctness, speedup, flags, score and how to improve.
         """
+        if self._before_call is not None:
+            self._before_call()
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            if ahead[0] == code:
+                return ahead[1].result()
+            self._count("ahead_mismatch")   # never expected: the call run ahead is not the one TRL made
+            log.error("episode %s: a submission run ahead differs from the one TRL made", self.episode_id)
+            ahead[1].result()
+        self._calls += 1
+        return self._submit(code)
+
+    def _run_ahead(self, code: Any, pool: ThreadPoolExecutor) -> None:
+        """Begin the next submit_kernel call on ``pool``; the call TRL then makes with the same code collects it."""
+        self._calls += 1
+        self._ahead = (code, pool.submit(self._submit, code))
+
+    def _submit(self, code: Any) -> str:
         if self._record is None or self._finished or (self._obs is not None and self._obs.done):
             return "The episode is over: no more submissions are accepted."
         if self._error:
@@ -144,7 +200,7 @@ class KernelToolEnv:
             self._fail(f"harness error on step {n}: {obs.error}")
             return (f"Environment error (not your submission's fault; no turn used): {obs.error}. "
                     "This episode will not be scored.")
-        return feedback_message(obs)
+        return terse_feedback_message(obs) if self._feedback == "terse" else feedback_message(obs)
 
     def get_reward(self) -> Optional[float]:
         """The episode's reward under ``episode_reward`` (None when the environment failed)."""
@@ -164,9 +220,14 @@ class KernelToolEnv:
         log.error("episode %s: %s", self.episode_id, message)
 
     def _count(self, key: str) -> None:
-        self._stats[key] = self._stats.get(key, 0) + 1
+        with _STATS_LOCK:
+            self._stats[key] = self._stats.get(key, 0) + 1
 
     def _finish(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:   # never expected: a call run ahead that TRL did not make
+            self._count("ahead_unclaimed")
+            ahead[1].result()
         if self._record is not None and not self._finished:
             self._finished = True
             if self._recorder is not None:
@@ -189,27 +250,66 @@ class KernelToolEnv:
 
 class KernelEnvFactory:
     """The ``environment_factory`` to pass to GRPOTrainer: builds KernelToolEnvs sharing a recorder and
-    counters (``stats``: rollouts, unscored, environment_errors), and closes their sessions at the end."""
+    counters (``stats``: rollouts, unscored, environment_errors, run_ahead), and closes their sessions at the end.
+
+    ``feedback="terse"`` makes submit_kernel return the short report (``terse_feedback_message``) so that several
+    turns fit a completion budget. ``parallel`` (the most evaluations one trainer keeps in flight) is used by
+    ``watch``: see ``ParallelToolCalls`` in ``environment.training.trainer``."""
 
     def __init__(self, base_url: str, *, recorder: Optional[EpisodeRecorder] = None, model: Optional[str] = None,
-                 step_timeout_s: float = STEP_TIMEOUT_S):
+                 step_timeout_s: float = STEP_TIMEOUT_S, feedback: str = "full", parallel: int = 64):
+        if feedback not in FEEDBACK_MODES:
+            raise ValueError(f"feedback must be one of {FEEDBACK_MODES}, not {feedback!r}")
         self.base_url = base_url
         self.recorder = recorder or EpisodeRecorder()
         self.model = model
         self.step_timeout_s = step_timeout_s
+        self.feedback = feedback
+        self.parallel = parallel
         self.stats: dict[str, int] = {}
         self.instances: list[KernelToolEnv] = []
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._batch: Optional[tuple[Sequence[KernelToolEnv], Sequence[Sequence[dict[str, Any]]]]] = None
 
     def __call__(self) -> KernelToolEnv:
         env = KernelToolEnv(self.base_url, recorder=self.recorder, model=self.model, stats=self.stats,
-                            step_timeout_s=self.step_timeout_s)
+                            step_timeout_s=self.step_timeout_s, feedback=self.feedback)
+        env._before_call = self._run_pending
         self.instances.append(env)
         return env
+
+    @contextlib.contextmanager
+    def watch(self, environments: Sequence[KernelToolEnv], completions: Sequence[Sequence[dict[str, Any]]]):
+        """While TRL runs its tool loop over ``completions`` (one message list per rollout, the lists TRL itself
+        appends to) with ``environments`` (the same order), the first submit_kernel call TRL makes in a round begins
+        every rollout's pending call at once; TRL's own calls, one after another, then collect the results."""
+        if self.parallel > 1 and self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="kernel-env-step")
+        self._batch = (environments, completions) if self.parallel > 1 else None
+        try:
+            yield
+        finally:
+            self._batch = None
+
+    def _run_pending(self) -> None:
+        """Begin every rollout's next call that TRL is certain to make: its messages hold more submit_kernel calls
+        than its environment has begun (a round TRL rolled back as overlong was still executed, so it counts)."""
+        if self._batch is None or self._pool is None:
+            return
+        for env, messages in zip(*self._batch):
+            if isinstance(env, KernelToolEnv) and env._ahead is None:
+                calls = submit_calls(messages)
+                if len(calls) > env._calls:
+                    env._run_ahead(calls[env._calls], self._pool)
+                    env._count("run_ahead")
 
     def close(self) -> None:
         for env in self.instances:
             env._finish()
             env._close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
 
 def build_rows(base_url: str, task_ids: Sequence[str] = (), seeds: Iterable[int] = range(4), *, max_turns: int = 2,
