@@ -16,12 +16,13 @@ from ui.markup import esc, status_html
 from ui.common import example_choices, guarded
 from ui.session import PlayError, env_base_url
 
+# The layers the harness applies to every candidate when the host offers them (environment/evaluation/
+# child.py); GET /sandbox reports more of what the host offers (user namespaces), which nothing applies.
 LAYER_NOTES = {
     "landlock": "Landlock: the candidate cannot open files outside its own temporary directory",
     "seccomp": "seccomp: forbidden system calls (processes, sockets, signals, ptrace) kill the candidate",
     "rlimits": "rlimits: memory, CPU time and file sizes are capped",
     "audit_hook": "audit hook: a tripwire on blocked Python events",
-    "user_namespaces": "user namespaces: the candidate runs without the server's identity",
 }
 
 
@@ -45,14 +46,17 @@ def gallery_html() -> str:
 
 
 def sandbox_html(info: dict) -> str:
+    """Only the layers applied to the candidate on this host; those the host lacks are named apart."""
     layers = info.get("layers") or {}
-    items = "".join(
-        f'<li data-layer="{esc(k)}" data-on="{str(bool(v)).lower()}">{"✔" if v else "✘"} '
-        f'{esc(LAYER_NOTES.get(k, k))}{"" if isinstance(v, bool) else f": {esc(v)}"}</li>'
-        for k, v in layers.items())
+    applied = [k for k in LAYER_NOTES if layers.get(k)]
+    missing = [k for k in LAYER_NOTES if not layers.get(k)]
+    items = "".join(f'<li data-layer="{esc(k)}" data-on="true">✔ {esc(LAYER_NOTES[k])}</li>' for k in applied)
+    lacking = (f'<p class="kp-muted" data-missing="{esc(" ".join(missing))}">Not available on this host, so not '
+               f'applied: {esc(", ".join(missing))}.</p>' if missing else "")
     return (f'<div class="kp-sandbox" data-backend="{esc(info.get("backend", "?"))}"><b>Backend:</b> '
             f'{esc(info.get("backend", "?"))} · <b>workers:</b> {esc(info.get("workers", "?"))}'
-            f'<ul>{items}</ul></div>')
+            f'<p>Applied to every candidate:</p><ul>{items}</ul>{lacking}<p class="kp-muted">Not used: user '
+            'namespaces (the candidate runs as the server\'s user, confined by the layers above).</p></div>')
 
 
 def attack_choices() -> list[tuple[str, str]]:
@@ -82,8 +86,7 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
         except KeyError:
             raise PlayError("choose an attack from the list") from None
         t = get_task(a.task)
-        return {play.task: t.id, play.prompt_md: t.description, play.reference: t.reference_code,
-                play.editor: a.code(),
+        return {**play.show_task(t.id), play.editor: a.code(),
                 play.example: gr.Dropdown(choices=example_choices(t.id), value=f"attack/{a.file}"),
                 play.status: status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
                                            f"step: {a.stopped_by} should stop it.", "info"),
@@ -108,6 +111,6 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
                 filled: True}
 
     tab.select(on_open, [filled], [pick, table, filled], show_progress="hidden")
-    load.click(on_load, [pick], [play.task, play.prompt_md, play.reference, play.editor, play.example, play.status,
-                                 status, tabs], api_name="load_attack")
+    load.click(on_load, [pick], [play.task, play.task_shown, play.prompt_md, play.reference, play.editor, play.example,
+                                 play.status, status, tabs], api_name="load_attack")
     sandbox_btn.click(on_sandbox, None, [sandbox], api_name="sandbox")

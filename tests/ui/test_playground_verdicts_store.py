@@ -173,8 +173,8 @@ def test_an_episode_link_opens_read_only_in_another_browser(browser, server):
     pg.click("#runs-table [data-testid='cell-0-0']")
     wait_status(pg, "Reopened gelu_bias", "runs-status")
     link = pg.input_value("#runs-link input, #runs-link textarea")
-    assert re.fullmatch(r"\?episode=[0-9a-f]{32}", link)
-    other = open_page(browser, server, theme="dark", query=link[1:])  # a fresh context: another browser
+    assert re.fullmatch(re.escape(server) + r"/web/\?episode=[0-9a-f]{32}", link)  # the whole address, to paste
+    other = open_page(browser, server, theme="dark", query=link.split("?", 1)[1])  # a fresh context: another browser
     wait_status(other, "Shared episode", "runs-status")
     assert "read-only (shared link)" in other.inner_text("#runs-summary")
     assert len(timeline_rows(other, "runs-timeline")) == 1 and verdict(other, "runs") == "correct"
