@@ -11,9 +11,10 @@ from ui.markup import esc
 
 # The page writes its own origin into every .kp-origin (the server cannot know the address a proxy shows).
 FILL_ORIGIN = """() => {
-  const fill = () => document.querySelectorAll('.kp-origin').forEach(e => { e.textContent = location.origin; });
-  fill(); new MutationObserver(fill).observe(document.querySelector('#api-snippet') || document.body,
-                                            {subtree: true, childList: true});
+  const fill = () => document.querySelectorAll('.kp-origin').forEach(e => {
+    if (e.textContent !== location.origin) e.textContent = location.origin;  // (no change: no new mutation)
+  });
+  fill(); new MutationObserver(fill).observe(document.body, {subtree: true, childList: true});
 }"""
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from itertools import groupby
-from typing import Any
+from typing import Any, Optional
 
 import gradio as gr
 
@@ -26,23 +25,40 @@ LAYER_NOTES = {
 }
 
 
-def gallery_html() -> str:
+VERDICT_TEXT = {"caught": "caught: flagged, score 0", "harmless": "harmless: earns no more than honest work",
+                "open": "OPEN: not stopped yet (pinned by the test suite)"}
+
+
+def summary_html(counts: dict) -> str:
+    return (f'<p class="kp-gallery-summary" data-attacks="{counts["attacks"]}" data-caught="{counts["caught"]}" '
+            f'data-harmless="{counts["harmless"]}" data-open="{counts["open"]}"><b>{counts["attacks"]} attacks:</b> '
+            f'{counts["caught"]} caught (flagged, score 0) · {counts["harmless"]} harmless (allowed, but they earn no '
+            f'more than honest work, so there is nothing to win) · {counts["open"]} open (not stopped yet; the test '
+            'suite pins each one).</p>')
+
+
+def gallery_html(selected: Optional[str] = None) -> str:
     attacks = gallery.attacks()
     if not attacks:
         return ('<div class="kp-muted">The red-team attacks live in tests/redteam/ of the repository, which this '
                 'installation does not include.</div>')
+    classes: dict[str, list] = {}
+    for a in attacks:  # in the order of expected.py, a class's attacks together
+        classes.setdefault(a.title, []).append(a)
     parts = []
-    for group, items in groupby(attacks, key=lambda a: a.group):
-        items = list(items)
+    for title, items in classes.items():
         rows = "".join(
-            f'<tr data-attack="{esc(a.name)}"><td><code>{esc(a.name)}</code></td><td>{esc(a.task)}</td>'
-            f'<td>{esc(a.tries)}</td><td>{esc(a.layer)}</td>'
-            f'<td>{esc(a.flag or ("no flag: earns no more than honest work" if a.outcome == "harmless" else ""))}'
-            f'</td></tr>' for a in items)
-        parts.append(f'<details class="kp-group"><summary>{esc(group)} ({len(items)})</summary>'
+            f'<tr data-attack="{esc(a.name)}" data-verdict="{a.verdict}"><td><code>{esc(a.name)}</code></td>'
+            f'<td>{esc(a.task)}</td><td>{esc(a.tries)}</td><td>{esc(VERDICT_TEXT[a.verdict])}</td>'
+            f'<td>{esc(a.stopped_by if a.verdict == "caught" else "")}</td><td>{esc(a.flag or "")}</td></tr>'
+            for a in items)
+        opened = " open" if any(a.name == selected for a in items) else ""
+        parts.append(f'<details class="kp-group"{opened}><summary>{esc(title)} ({len(items)})</summary>'
                      '<div class="kp-costs"><table><thead><tr><th>attack</th><th>task</th><th>what it tries</th>'
-                     f'<th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table></div></details>')
-    return f'<div class="kp-gallery" data-attacks="{len(attacks)}">{"".join(parts)}</div>'
+                     f'<th>verdict</th><th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table>'
+                     '</div></details>')
+    return (f'<div class="kp-gallery" data-attacks="{len(attacks)}">{summary_html(gallery.summary(attacks))}'
+            f'{"".join(parts)}</div>')
 
 
 def sandbox_html(info: dict) -> str:
@@ -60,7 +76,13 @@ def sandbox_html(info: dict) -> str:
 
 
 def attack_choices() -> list[tuple[str, str]]:
-    return [(f"{a.name} — {a.task}, stopped by {a.layer}", a.name) for a in gallery.attacks()]
+    return [(f"{a.name} — {a.task}, " + (f"caught by {a.layer}" if a.verdict == "caught" else VERDICT_TEXT[a.verdict]),
+             a.name) for a in gallery.attacks()]
+
+
+def first_caught() -> Optional[str]:
+    """The gallery opens on a hack that is caught (flagged, score 0), not on a harmless one."""
+    return next((a.name for a in gallery.attacks() if a.verdict == "caught"), None)
 
 
 def build(play: Any, tabs: Any, tab: Any) -> None:
@@ -106,9 +128,8 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
     def on_open(done: bool):
         if done:
             return {}
-        choices = attack_choices()
-        return {pick: gr.Dropdown(choices=choices, value=choices[0][1] if choices else None), table: gallery_html(),
-                filled: True}
+        chosen = first_caught()
+        return {pick: gr.Dropdown(choices=attack_choices(), value=chosen), table: gallery_html(chosen), filled: True}
 
     tab.select(on_open, [filled], [pick, table, filled], show_progress="hidden")
     load.click(on_load, [pick], [play.task, play.task_shown, play.prompt_md, play.reference, play.editor, play.example,

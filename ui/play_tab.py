@@ -17,7 +17,7 @@ from ui.markup import status_html
 from ui.verdict import verdict_of
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
-from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
+from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_unreachable, resolve_token
 from ui.session import PlayError, busy
 
 
@@ -102,7 +102,8 @@ class PlayTab:
                         self.continue_btn = gr.Button("Continue auto-play", variant="primary", visible=False,
                                                       elem_id="continue-btn")
             with gr.Column(scale=6, min_width=300):
-                self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick")
+                self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick",
+                                        progress=True)
         self.task_shown = gr.State(first.id)  # the task the editor and prompt belong to
         self.prefs = gr.BrowserState(None, storage_key=PREFS_KEY, secret=PREFS_KEY)  # model settings, never the token
         self.outputs = ([self.status, self.prompt_md, self.reference, self.editor, self.example, self.continue_btn,
@@ -115,12 +116,15 @@ class PlayTab:
 
     # ---- views ---------------------------------------------------------------------------------
 
-    def episode(self, session: Any, step: Any, message: str, kind: str = "ok") -> dict:
+    def episode(self, session: Any, step: Any, message: str, kind: str = "ok", progress: bool = False) -> dict:
+        """The status line and the episode view; ``progress`` repeats the line next to the step (a model
+        or the tour playing: the status line may have scrolled away)."""
         handle = session.slot("play")
         record = handle.record
         if session.save_error:
             message, kind = f"{message} ({session.save_error})", "error"
-        out = {self.status: status_html(message, kind)}
+        out = {self.status: status_html(message, kind),
+               self.view.progress: status_html(message, kind) if progress else ""}
         if record is not None:
             state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
             out.update(self.view.values(record, step, state))
@@ -212,7 +216,7 @@ class PlayTab:
             version = job.version
             record = job.handle.record
             step = record.steps[-1] if record and record.steps else None
-            out = self.episode(session, step, job.message, job.kind)
+            out = self.episode(session, step, job.message, job.kind, progress=True)
             if step is not None and step.code:
                 out[self.editor] = step.code
             if job.finished and job.interrupted:
@@ -390,6 +394,8 @@ class PlayTab:
                 raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
             keys = [v for _, v in example_choices(task_id)]
             picks = [(next((k for k in keys if k.startswith(prefix)), None), what) for prefix, what in TOUR]
+            token = resolve_token(tok, settings.base_url)
+            unreachable = model_unreachable(settings, token)  # asked first: the tour then says what it needs
             with busy(session):
                 handle = session.slot("play")
                 handle.reset(task_id, s, len(picks) + 1, player="human")
@@ -403,12 +409,19 @@ class PlayTab:
                 with busy(session):
                     step = human_turn(handle, code)
                 v = verdict_of(step)
-                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
-            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
+                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style, progress=True)
+            if unreachable:
+                yield self.episode(session, step, f"Tour 4/4 needs a model, and none is reachable: {unreachable}. "
+                                   "Enter a model id, API base URL and token under Model player and press Model "
+                                   "step to watch one play. That is the tour: now write your own kernel.", "warn",
+                                   progress=True)
+                return
+            ModelJob(session, handle, settings, token, max_steps=1).start()
             for out in self.follow(session):
                 if self.status in out and not session.running:
-                    out[self.status] = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
-                                                     "that is the tour: now write your own kernel.", session.job.kind)
+                    line = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — that is the "
+                                       "tour: now write your own kernel.", session.job.kind)
+                    out[self.status] = out[self.view.progress] = line
                 yield out
 
         # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.

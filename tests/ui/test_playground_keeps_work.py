@@ -112,11 +112,11 @@ def test_the_task_changes_only_when_its_value_does_and_edited_code_is_kept_per_t
     # A real change shows the other task; coming back brings the edited code back.
     page.click("#task input")
     page.locator("[role=option]", has_text="softmax").first.click()
-    wait_status(page, "softmax")
+    wait_status(page, "softmax: the editor holds")
     assert "# my edit 42" not in editor_text(page)
     page.click("#task input")
     page.locator("[role=option]", has_text="gelu_bias").first.click()
-    wait_status(page, "gelu_bias")
+    wait_status(page, "gelu_bias: the editor holds the code you last edited")
     assert "# my edit 42" in editor_text(page)
 
 
@@ -171,3 +171,16 @@ def test_ctrl_enter_submits_and_the_api_tab_shows_this_servers_address_task_and_
     page.get_by_role("tab", name="API").click()
     text = page.inner_text("#api-snippet")
     assert f'base_url="{server}"' in text and 'task_id="gelu_bias"' in text and "pip install" in text
+
+
+def test_the_tour_checks_for_a_model_first_and_says_what_it_needs_next_to_the_steps(page):
+    # No token anywhere (the server's HF_TOKEN is empty): the default router cannot be used.
+    page.click("#tour-btn")
+    text = wait_status(page, "Tour 4/4 needs a model")
+    assert page.get_attribute("#play-status .kp-status", "data-kind") == "warn"
+    assert "needs a token" in text and "Model player" in text
+    assert "Tour 4/4 needs a model" in page.inner_text("#play-progress")  # next to the steps, not only on top
+    rows = page.locator("#timeline .virtual-row").all()
+    assert len(rows) == 3  # correct, wrong, the hack: no failed model step
+    page.wait_for_function("() => { const r = document.querySelector('#play-progress').getBoundingClientRect();"
+                           " return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }", timeout=30_000)
