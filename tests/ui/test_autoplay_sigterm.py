@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from inference import free_port
-from tests.support.openai_stub import OpenAIStub
-from tests.ui.test_autoplay_restart import CHROMIUM, STEP_TIMEOUT_MS, playground_on, type_value, wait_status, wait_until
+from tests.ui.test_autoplay_restart import (STEP_TIMEOUT_MS, auto_play_until_step_2_is_asked, playground_on,
+                                            stub_and_page, type_value, wait_status)
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -37,22 +37,10 @@ def stored(data_dir: Path) -> tuple[list[dict], int]:
 
 
 def test_sigterm_during_auto_play_stores_no_failed_step_exits_and_the_episode_continues_after_restart(tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
     data, port = tmp_path / "data", free_port()
-    with OpenAIStub(timeout_s=150) as stub, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        pg = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True).new_page()
+    with stub_and_page() as (stub, pg):
         with playground_on(port, data) as first:
-            pg.goto(first.url + "/web/")
-            pg.wait_for_selector("#autoplay-btn", timeout=60_000)
-            type_value(pg, "base-url", stub.base_url)
-            type_value(pg, "model-id", "policy/gated")
-            type_value(pg, "token", TOKEN)
-            stub.release(1)  # step 1 only
-            pg.click("#autoplay-btn")
-            pg.wait_for_selector("#play-badges [data-step='1']", timeout=STEP_TIMEOUT_MS)
-            wait_until(lambda: len(stub.requests) >= 2)  # the model is writing step 2
+            auto_play_until_step_2_is_asked(pg, first.url, stub, TOKEN)
             os.kill(first.proc.pid, signal.SIGTERM)  # the server process only, as a container stop sends it
             stub.release(1)  # the model answers step 2 while the server is going away
             try:
@@ -81,7 +69,6 @@ def test_sigterm_during_auto_play_stores_no_failed_step_exits_and_the_episode_co
             with pg.expect_download() as download:
                 pg.click("#download-jsonl")
             rows = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines() if line]
-        browser.close()
     [row] = rows
     assert row["episode_id"] == record["episode_id"] and [s["step"] for s in row["steps"]] == [1, 2, 3]
     assert all(r is not None and r > 0 for r in row["rewards"]), row["rewards"]

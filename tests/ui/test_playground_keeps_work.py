@@ -5,77 +5,15 @@ green, and the sandbox panel lists only the layers applied to the candidate.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.support.openai_stub import OpenAIStub
-from tests.support.web_server import playground_server
+# The module's real server, the OpenAI stub, Chromium and a fresh page per test, as in the main browser tests.
+from tests.ui.test_playground_browser import browser, choose, page, server, stub, type_value  # noqa: F401
+from tests.ui.test_playground_browser import wait_status
 
 pytestmark = pytest.mark.browser
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
 STEP_TIMEOUT_MS = 180_000  # the first evaluation waits for a warm worker on a loaded host
 SETTLE_MS = 4_000  # long enough for a round trip the page should not have made
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with playground_server(KERNEL_PLAYGROUND_MODEL_TIMEOUT_S="4", HF_TOKEN="",
-                           KERNEL_PLAYGROUND_DATA_DIR=str(tmp_path_factory.mktemp("playground-data"))) as s:
-        yield s.url
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with OpenAIStub(timeout_s=30) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = context.new_page()
-    open_playground(pg, server)
-    yield pg
-    context.close()
-
-
-def open_playground(pg, url: str) -> None:
-    pg.goto(url + "/web/")
-    pg.wait_for_selector("#submit-btn", timeout=60_000)
-    pg.wait_for_timeout(1_500)  # the page-load event (restore) has landed
-
-
-def type_value(pg, elem_id: str, value: str) -> None:
-    box = pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
-    box.fill(value)
-    box.press("Tab")
-
-
-def choose(pg, elem_id: str, option: str) -> None:
-    pg.click(f"#{elem_id} input")
-    pg.get_by_role("option", name=option, exact=True).click()
-
-
-def wait_status(pg, pattern: str, elem_id: str = "play-status", timeout_ms: int = STEP_TIMEOUT_MS) -> str:
-    pg.wait_for_function(
-        "([id, pat]) => new RegExp(pat, 'i').test(document.querySelector('#' + id)?.innerText || '')",
-        arg=[elem_id, pattern], timeout=timeout_ms)
-    return pg.inner_text(f"#{elem_id}")
 
 
 def editor_text(pg) -> str:

@@ -243,7 +243,8 @@ def test_attack_gallery_lists_every_attack_and_loads_one_into_play(browser, serv
     headings = [h.inner_text() for h in pg.locator("#attack-gallery summary").all()]
     assert headings and all(len(h) < 70 and not re.search(r"issue|red ?team|review|since|\bnow\b", h, re.I)
                             for h in headings), headings
-    assert pg.locator("#attack-gallery tr[data-verdict='harmless']").first.inner_text().count("honest work") == 1
+    harmless = pg.locator("#attack-gallery tr[data-verdict='harmless']").first.text_content()
+    assert "harmless: earns no more than honest work" in harmless
     choose(pg, "attack-select", "a07_decoy_kernel — silu_mul, caught by runtime-check")
     pg.click("#attack-load-btn")
     wait_status(pg, "Loaded attack a07_decoy_kernel")
