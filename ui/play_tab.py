@@ -123,8 +123,11 @@ class PlayTab:
         record = handle.record
         if session.save_error:
             message, kind = f"{message} ({session.save_error})", "error"
+        cut = session.interrupted  # Continue auto-play: only for the interrupted episode on show
         out = {self.status: status_html(message, kind),
-               self.view.progress: status_html(message, kind) if progress else ""}
+               self.view.progress: status_html(message, kind) if progress else "",
+               self.continue_btn: gr.Button(visible=bool(cut and not session.running and record is not None
+                                                         and record.episode_id == cut))}
         if record is not None:
             state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
             out.update(self.view.values(record, step, state))
@@ -220,7 +223,6 @@ class PlayTab:
             if step is not None and step.code:
                 out[self.editor] = step.code
             if job.finished and job.interrupted:
-                out[self.continue_btn] = gr.Button(visible=True)
                 out.update(self.view.values(record, step, "interrupted"))
             yield out
             if job.finished and version == job.version:
