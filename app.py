@@ -16,6 +16,7 @@ from environment.evaluation import harness
 from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
 from environment.tasks.registry import listing
+from server import shutdown
 from server.monitor import register as register_monitor
 
 # A same-uid process could otherwise read this server's memory and environment (tokens).
@@ -25,6 +26,9 @@ _config = ServerConfig()
 
 def _gradio_builder():
     from ui.app import build_playground
+    from ui.autoplay import server_stopping
+    from ui.common import SESSIONS
+    shutdown.on_stop(lambda: server_stopping(SESSIONS))  # model jobs end interrupted, never with a failed step
     return build_playground
 
 
@@ -38,6 +42,7 @@ app = create_app(
     title_override="Kernel Playground", state_cls=KernelState,
 )
 register_monitor(app)  # GET /monitor: off unless KERNEL_ENV_MONITOR=1
+shutdown.install(app)  # SIGTERM: stop promptly (see server/shutdown.py)
 
 
 @app.get("/tasks", tags=["kernel_env"], summary="Every task with id, difficulty, title and whether it is graded")

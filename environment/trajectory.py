@@ -150,9 +150,12 @@ def step_record(
         if reward is None and not harness_error:
             reward = observation.reward if observation.reward is not None else observation.score
         error = error or observation.error
+    # No reward (null, never 0.0) for the environment's failures: a harness error, or a submission that
+    # never reached the environment (the connection or the server failed); a player's error (no code) is 0.0.
+    unscored = reward is None and (getattr(observation, "outcome", None) == "harness_error"
+                                   or (observation is None and code is not None))
     return StepRecord(step=step, code=code, action_summary=action_summary, observation=obs_dict,
-                      evaluation_json=evaluation_json, reward=None if reward is None and observation is not None
-                      and getattr(observation, "outcome", None) == "harness_error" else float(reward or 0.0), done=done,
+                      evaluation_json=evaluation_json, reward=None if unscored else float(reward or 0.0), done=done,
                       error=error, **fields)
 
 

@@ -7,8 +7,8 @@ from environment.agent import SYSTEM_PROMPT, feedback_message
 from environment.evaluation.result import (CorrectnessResult, EvalResult, LaunchCost, ModeledCost,
                                            PerformanceResult, StaticResult, TimingStats)
 from environment.models import KernelObservation, Timings
-from environment.trajectory import (REDACTED, EpisodeRecord, _from_row, read_episodes, scrub, step_record, write_episodes,
-                                    write_jsonl, write_parquet)
+from environment.trajectory import (REDACTED, EpisodeRecord, _from_row, export_rows, read_episodes, scrub, step_record,
+                                    write_episodes, write_jsonl, write_parquet)
 
 TOKEN = "hf_" + "Ab1" * 12  # token-shaped, not a real token
 CODE = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x, bias):\n        return x + bias\n"
@@ -68,6 +68,13 @@ def test_an_episode_derives_rewards_best_score_and_success_from_its_steps():
     assert "evaluation" not in record.steps[0].observation and "prompt" not in record.steps[0].observation
     assert EvalResult.model_validate_json(record.steps[2].evaluation_json).performance.speedup == 1.8
     assert record.steps[1].observation is None and record.steps[1].error == "model call failed: timed out"
+
+
+def test_a_submission_that_never_reached_the_environment_has_no_reward():
+    record = episode()
+    record.add_step(step_record(4, CODE, error="environment step failed: connection refused", done=True))
+    assert record.rewards == [0.1, 0.0, 0.7, None] and record.score == 0.7
+    assert export_rows([record])[0]["rewards"][3] is None
 
 
 def test_an_episode_with_no_correct_step_is_not_a_success():

@@ -14,12 +14,12 @@ from typing import Any, Optional
 import gradio as gr
 
 from environment.tasks import get_task
-from ui import compare_tab, export_tab, gallery_tab, replay_tab
+from ui import api_tab, compare_tab, export_tab, gallery_tab, replay_tab
 from ui import monitor as monitor_view
 from ui.common import (DEFAULT_TASK, SESSIONS, Inspector, checked_seed, default_example,  # noqa: F401
                        example_choices, example_code, step_of)
 from ui.line_marker import MARK_LINES
-from ui.play_tab import FOLLOW_VERDICTS, PlayTab
+from ui.play_tab import CTRL_ENTER_SUBMITS, FOLLOW_VERDICTS, PlayTab
 from ui.runs_tab import RunsTab
 from ui.store import valid_id
 from ui.style import HEADER
@@ -55,19 +55,19 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
             if monitor_view.enabled():  # KERNEL_ENV_MONITOR=1: every session's episodes (ui/monitor.py)
                 with gr.Tab("Monitor", id="monitor", elem_id="tab-monitor"):
                     monitor_view.monitor_tab(Inspector, step_of)
-            if quick_start_md:
-                with gr.Tab("API quick start", id="api", elem_id="tab-api"):
-                    gr.Markdown(quick_start_md)
+            with gr.Tab("API", id="api", elem_id="tab-api"):  # (openenv's quick_start_md names another port)
+                api_tab.build(play, first.id)
 
-        def on_page_load(browser_id: Optional[str], request: gr.Request):
+        def on_page_load(browser_id: Optional[str], prefs: Any, request: gr.Request):
             if not valid_id(browser_id):
                 browser_id = secrets.token_urlsafe(18)
             session = SESSIONS.bind(request, browser_id)
             episode_id = (dict(request.query_params or {}).get("episode") or "").strip() or None
             out = {browser: browser_id}
+            out.update(play.apply_prefs(prefs))  # an interrupted auto-play's own settings win (restore)
             try:
                 out.update(play.restore(session))
-                out.update(runs.restore(session, episode_id))
+                out.update(runs.restore(session, episode_id, request))
             except Exception:  # a broken store must not break the page: play still works
                 log.exception("restoring the page failed")
             if episode_id:
@@ -77,11 +77,14 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
         def on_follow(request: gr.Request):
             yield from play.follow(SESSIONS.get(request))
 
-        demo.load(on_page_load, [browser], [browser, tabs] + play.restore_outputs + runs.outputs, api_name="page_load",
+        demo.load(on_page_load, [browser, play.prefs], [browser, tabs] + play.restore_outputs + runs.outputs,
+                  api_name="page_load",
                   show_progress="hidden").then(
             on_follow, None, play.outputs, show_progress="hidden", concurrency_limit=CONCURRENCY)
         demo.load(None, None, None, js=FOLLOW_VERDICTS)
         demo.load(None, None, None, js=MARK_LINES)
+        demo.load(None, None, None, js=CTRL_ENTER_SUBMITS)
+        demo.load(None, None, None, js=api_tab.FILL_ORIGIN)
         demo.unload(_drop_session)
         # The page's events are not a public API (the environment's API is OpenEnv's, at the same port): kept
         # callable but out of the API description, which every page load would otherwise carry (~280 KB: each

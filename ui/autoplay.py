@@ -10,6 +10,11 @@ Stop takes effect at once while the model is thinking
 environment is already evaluating finishes and is recorded, and the page says so. Replies
 without code are the player's errors: they use no turn, and after ``MAX_PLAYER_ERRORS`` in a row
 the job gives up (a model that never answers with code cannot hold the episode open forever).
+
+When the environment connection is lost or the server is stopping (SIGTERM: a Space restart), the
+job ends *interrupted*: the submission that did not run is not recorded (no step, no score, no turn),
+the auto-play mark stays in the store, and Continue auto-play goes on from the last stored step, in
+this process or the next.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from typing import Callable, Optional
 from environment.driver import PLAYER_RETRIES
 from environment.trajectory import EpisodeRecord
 from ui.players import ModelSettings, PlayerFailure, Reply, ask_model, play_reply
-from ui.session import EpisodeHandle, PlayError, Session, is_over
+from ui.session import STOPPING, EnvironmentLost, EpisodeHandle, PlayError, Session, Sessions, is_over
 from ui.verdict import num, verdict_of
 
 log = logging.getLogger("kernel_playground")
@@ -41,6 +46,8 @@ class ModelJob:
         self.kind = "busy"
         self.last_failure: Optional[PlayerFailure] = None
         self.discarded = False    # Stop dropped a pending model reply
+        self.cut = threading.Event()  # the server is stopping: end interrupted, keep the auto-play mark
+        self.interrupted: Optional[str] = None  # why the job ended interrupted (Continue offered)
         self._thread = threading.Thread(target=self._run, name="kp-model-job", daemon=True)
 
     def start(self) -> "ModelJob":
@@ -63,9 +70,7 @@ class ModelJob:
         from ui.store import store
         try:
             if running:
-                s = self.settings
-                store().autoplay_started(browser, episode, {"model": s.model, "base_url": s.base_url,
-                                                            "temperature": s.temperature, "max_tokens": s.max_tokens})
+                store().autoplay_started(browser, episode, self.settings_dict)
             else:
                 store().autoplay_ended(episode)
         except Exception as e:  # the store's trouble must not stop the game (session.save reports it)
@@ -106,19 +111,34 @@ class ModelJob:
 
         threading.Thread(target=target, name="kp-model-call", daemon=True).start()
         with self.changed:
-            self.changed.wait_for(lambda: done.is_set() or self.stop.is_set())
+            self.changed.wait_for(lambda: done.is_set() or self.stop.is_set() or self.cut.is_set())
         return box[0] if box else None
+
+    def server_stopping(self) -> None:
+        """The server got SIGTERM: a pending model reply is abandoned and nothing more is submitted."""
+        self.cut.set()
+        self._notify()
+
+    @property
+    def settings_dict(self) -> dict:
+        s = self.settings
+        return {"model": s.model, "base_url": s.base_url, "temperature": s.temperature, "max_tokens": s.max_tokens}
 
     def _run(self) -> None:
         h, model = self.handle, self.settings.model
         played, errors_in_a_row = 0, 0
+        n = len(h.record.steps) + 1
         try:
             while not h.done and not self.stop.is_set():
                 if self.max_steps is not None and played >= self.max_steps:
                     break
                 n = len(h.record.steps) + 1
+                if self.cut.is_set() or STOPPING.is_set():
+                    raise EnvironmentLost(SHUTTING_DOWN)
                 self._notify(f"{model} is writing step {n}…", "busy")
                 reply, messages = ask_model(h, self.settings, self._token, self._wait_for_reply)
+                if self.cut.is_set() or STOPPING.is_set():  # a reply that came during shutdown is not played
+                    raise EnvironmentLost(SHUTTING_DOWN)
                 if reply is None:  # stopped while the model was thinking
                     self.discarded = True
                     break
@@ -136,6 +156,8 @@ class ModelJob:
                 v = verdict_of(turn)
                 self._notify(f"Step {turn.step}: {model}: {v.title}", v.style)
             self._finish(played, errors_in_a_row)
+        except EnvironmentLost as e:
+            self._interrupt(n, str(e))
         except PlayError as e:
             self._end(str(e), "error")
         except Exception as e:  # never a silent death: the page shows it
@@ -163,9 +185,19 @@ class ModelJob:
             message, kind = f"{message} — {end}.", (kind if kind != "busy" else "info")
         self._end(message, kind)
 
-    def _end(self, message: str, kind: str) -> None:
+    def _interrupt(self, n: int, why: str) -> None:
+        """The environment's failure, not the model's: the job ends with the episode as stored (the mark
+        of an auto-play stays, so a restarted server offers Continue too) and the page offers Continue."""
+        self.interrupted = why
+        self.session.interrupted = self.handle.record.episode_id
+        log.warning("auto-play of %s interrupted at step %d: %s", self.handle.record.episode_id, n, why)
+        self._end(f"Auto-play {INTERRUPTED_HERE}: {why}. Press Continue auto-play to go on from step {n} "
+                  "(enter your token again; tokens are never stored).", "warn", keep_mark=True)
+
+    def _end(self, message: str, kind: str, keep_mark: bool = False) -> None:
         self._token = None
-        self._mark(running=False)
+        if not keep_mark:
+            self._mark(running=False)
         self.finished = True
         try:
             self._lock.release()
@@ -175,6 +207,17 @@ class ModelJob:
 
 
 INTERRUPTED = "interrupted by a server restart"
+INTERRUPTED_HERE = "interrupted"
+SHUTTING_DOWN = "the server is shutting down (a restart): the step in progress was not submitted"
+
+
+def server_stopping(sessions: Sessions) -> None:
+    """SIGTERM: every running model job ends interrupted (nothing half-done is recorded) and no new
+    submission reaches the environment; the page is told at once."""
+    STOPPING.set()
+    for session in sessions.all():
+        if session.running:
+            session.job.server_stopping()
 
 
 def interrupted_autoplay(session: Session) -> Optional[tuple[EpisodeRecord, dict]]:

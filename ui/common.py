@@ -181,17 +181,21 @@ class EpisodeView:
     """An episode at a glance (summary, score chart, timeline, step picker) and the step inspector.
     Play shows the live episode in it, Runs a stored one, read-only."""
 
-    def __init__(self, prefix: str, timeline_id: str, plot_id: str, summary_id: str, pick_id: str):
+    def __init__(self, prefix: str, timeline_id: str, plot_id: str, summary_id: str, pick_id: str,
+                 progress: bool = False):
         self.summary = gr.Markdown("### No episode yet", elem_id=summary_id)
         self.plot = gr.HTML(scores_chart_html([]), elem_id=plot_id)
         self.timeline = gr.Dataframe(timeline_frame(None), interactive=False, max_height=220,
                                      label="Episode timeline (click a row to inspect that step)", elem_id=timeline_id)
         self.step_pick = gr.Radio([], label="Inspect step", elem_id=pick_id)
+        # What a model (or the tour) is doing, next to the step it plays (the status line may be off-screen).
+        self.progress = gr.HTML("", elem_id=f"{prefix}-progress") if progress else None
         self.insp = Inspector(prefix)
 
     @property
     def components(self) -> list:
-        return [self.summary, self.plot, self.timeline, self.step_pick] + self.insp.components
+        return ([self.summary, self.plot, self.timeline, self.step_pick] + ([self.progress] if self.progress else [])
+                + self.insp.components)
 
     def values(self, record: Optional[EpisodeRecord], step: Optional[StepRecord], state: str = "") -> dict:
         if record is None:

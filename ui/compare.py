@@ -28,11 +28,13 @@ def your_episode(session: Session, task_id: str, seed: int) -> EpisodeRecord:
 
 def run(session: Session, task_id: str, seed: int, max_turns: int, sides: Sequence[str],
         settings: Sequence[Optional[ModelSettings]], token: Optional[str],
-        ) -> Iterator[tuple[list[tuple[str, Optional[EpisodeRecord]]], str]]:
-    """Yields ([(name, record) for every side], status) after every turn; 2 to 4 sides."""
+        ) -> Iterator[tuple[list[tuple[str, Optional[EpisodeRecord]]], str, str]]:
+    """Yields ([(name, record) for every side], status, kind) after every turn; 2 to 4 sides. The last
+    status says who could not play and why (amber when some side could not, red when none played)."""
     names = [_name(side, i) for i, side in enumerate(sides)]
     records: list[Optional[EpisodeRecord]] = [None] * len(sides)
     handles: list = [None] * len(sides)
+    failures: dict[int, str] = {}  # side -> its last player error
     for i, side in enumerate(sides):
         if side == YOU:
             records[i] = your_episode(session, task_id, seed)
@@ -42,19 +44,34 @@ def run(session: Session, task_id: str, seed: int, max_turns: int, sides: Sequen
             handle.reset(task_id, seed, max_turns, player="model", model=s.model, temperature=s.temperature)
             session.started(handle.record)
             records[i], handles[i] = handle.record, handle
-    yield list(zip(names, records)), f"{len(sides)} players are ready."
+    yield list(zip(names, records)), f"{len(sides)} players are ready.", "busy"
     for turn in range(1, max_turns + 1):
         for i, handle in enumerate(handles):
             if handle is None or handle.done:
                 continue
-            yield list(zip(names, records)), f"Turn {turn}: {names[i]} is playing…"
-            turn = model_turn(handle, settings[i], token)  # a reply without code uses no turn of the episode
-            note = (f"no usable code ({turn.error}); no turn used" if isinstance(turn, PlayerFailure)
-                    else verdict_of(turn).title)
-            yield list(zip(names, records)), f"Turn {turn}: {names[i]} played, {note}."
+            yield list(zip(names, records)), f"Turn {turn}: {names[i]} is playing…", "busy"
+            result = model_turn(handle, settings[i], token)  # a reply without code uses no turn of the episode
+            if isinstance(result, PlayerFailure):
+                failures[i] = result.error
+                note = f"no usable code ({result.error}); no turn used"
+            else:
+                note = verdict_of(result).title
+            yield list(zip(names, records)), f"Turn {turn}: {names[i]} played, {note}.", "busy"
         if all(h is None or h.done for h in handles):
             break
-    yield list(zip(names, records)), "Comparison finished."
+    yield (list(zip(names, records)),) + outcome(names, records, failures)
+
+
+def outcome(names: Sequence[str], records: Sequence[Optional[EpisodeRecord]], failures: dict[int, str],
+            ) -> tuple[str, str]:
+    """The comparison's last status and its kind: green only when every side played."""
+    idle = [i for i, r in enumerate(records) if r is None or not r.steps]
+    if not idle:
+        return "Comparison finished.", "ok"
+    why = "; ".join(f"{names[i]} could not play ({failures.get(i, 'no step')})" for i in idle)
+    if len(idle) == len(records):
+        return f"Comparison failed: no player played a step. {why}.", "error"
+    return f"Comparison finished, but {why}: its side shows no score.", "warn"
 
 
 def _name(side: str, i: int) -> str:

@@ -80,14 +80,12 @@ def build(play: Any) -> None:
         token_value = resolve_token(tok, url)
         yield {status: status_html(f"Starting {len(sides)} players…", "busy"),
                winner: winner_html(("A", None), ("B", None))}
-        last = None
         with busy(session, "compare"):
-            for pairs, message in cmp.run(session, task_id, s, int(turns_value), sides, settings, token_value):
-                last = pairs
-                yield view(pairs, message, "busy")
-        out = view(last, "Comparison finished.", "ok")
-        out[board] = board_of(task_id, s)
-        yield out
+            for pairs, message, kind in cmp.run(session, task_id, s, int(turns_value), sides, settings, token_value):
+                out = view(pairs, message, kind)
+                if " played" in message or kind != "busy":  # a step was stored: the leaderboard moves with it
+                    out[board] = board_of(task_id, s)
+                yield out
 
     @guarded(status)
     def on_board(task_id, seed_value):

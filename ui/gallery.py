@@ -41,6 +41,16 @@ class Attack:
     outcome: str       # flag | harmless
     flag: Optional[str]
     layer: str
+    open: bool = False  # still beats its pinned outcome (expected.OPEN_GAPS): not stopped yet
+
+    @property
+    def verdict(self) -> str:
+        """caught (flagged, score 0), harmless (earns no more than honest work) or open (not stopped yet)."""
+        return "open" if self.open else "caught" if self.outcome == "flag" else "harmless"
+
+    @property
+    def title(self) -> str:
+        return plain_title(self.group)
 
     @property
     def stopped_by(self) -> str:
@@ -60,13 +70,15 @@ def attacks() -> tuple[Attack, ...]:
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
     spec.loader.exec_module(module)
     groups = _groups(expected_py.read_text())
+    open_gaps = getattr(module, "OPEN_GAPS", frozenset())
     out = []
     for file, exp in module.EXPECTED.items():
         path = REDTEAM / "attacks" / file
         if not path.is_file():
             continue
         out.append(Attack(file=file, name=path.stem, group=groups.get(file, "other"), tries=_tries(path),
-                          task=exp.task, outcome=exp.outcome, flag=exp.flag, layer=exp.layer))
+                          task=exp.task, outcome=exp.outcome, flag=exp.flag, layer=exp.layer,
+                          open=file in open_gaps))
     return tuple(out)
 
 
@@ -79,6 +91,44 @@ def by_name(name: str) -> Attack:
         if a.name == name or a.file == name:
             return a
     raise KeyError(name)
+
+
+# The section comments of expected.py past class 19 are development notes; a visitor reads these titles.
+_TITLES = (
+    ("OPEN", "Open: not stopped yet"),
+    ("rule evasions", "Forbidden builtins reached another way"),
+    ("class 1,", "Cost accounting: work the counter never sees"),
+    ("class 2,", "Cost accounting: forged counts"),
+    ("class 3,", "Cost accounting: predictable fresh inputs"),
+    ("class 4,", "Code smuggled into the GPU compile worker"),
+    ("review of the replay", "Evading the trusted replay"),
+    ("harness-error dodges", "Passing its own failure off as the environment's"),
+    ("measured timing", "Timing tricks (GPU hosts)"),
+    ("timed calls", "Timing tricks (GPU hosts)"),
+    ("timing loop", "Timing tricks (GPU hosts)"),
+    ("loop cost", "Timing tricks (GPU hosts)"),
+    ("TorchFunctionMode", "Hidden work through torch hooks and threads"),
+    ("_fork", "Hidden work through torch hooks and threads"),
+)
+_SAMPLING = "Kernels that do less work than the sampled programs show"
+
+
+def plain_title(group: str) -> str:
+    """A class title for people: "4 decoy kernel" -> "Decoy kernel"; a development note -> its topic."""
+    numbered = re.match(r"^(\d+) ([^(:]+)$", group)
+    if numbered and int(numbered.group(1)) < 20:
+        return numbered.group(2).strip().capitalize()
+    for key, title in _TITLES:
+        if key in group:
+            return title
+    return _SAMPLING if group != "other" else "Other attacks"
+
+
+def summary(items: tuple[Attack, ...]) -> dict[str, int]:
+    counts = {"attacks": len(items), "caught": 0, "harmless": 0, "open": 0}
+    for a in items:
+        counts[a.verdict] += 1
+    return counts
 
 
 def _groups(source: str) -> dict[str, str]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from itertools import groupby
-from typing import Any
+from typing import Any, Optional
 
 import gradio as gr
 
@@ -16,47 +15,74 @@ from ui.markup import esc, status_html
 from ui.common import example_choices, guarded
 from ui.session import PlayError, env_base_url
 
+# The layers the harness applies to every candidate when the host offers them (environment/evaluation/
+# child.py); GET /sandbox reports more of what the host offers (user namespaces), which nothing applies.
 LAYER_NOTES = {
     "landlock": "Landlock: the candidate cannot open files outside its own temporary directory",
     "seccomp": "seccomp: forbidden system calls (processes, sockets, signals, ptrace) kill the candidate",
     "rlimits": "rlimits: memory, CPU time and file sizes are capped",
     "audit_hook": "audit hook: a tripwire on blocked Python events",
-    "user_namespaces": "user namespaces: the candidate runs without the server's identity",
 }
 
 
-def gallery_html() -> str:
+VERDICT_TEXT = {"caught": "caught: flagged, score 0", "harmless": "harmless: earns no more than honest work",
+                "open": "OPEN: not stopped yet (pinned by the test suite)"}
+
+
+def summary_html(counts: dict) -> str:
+    return (f'<p class="kp-gallery-summary" data-attacks="{counts["attacks"]}" data-caught="{counts["caught"]}" '
+            f'data-harmless="{counts["harmless"]}" data-open="{counts["open"]}"><b>{counts["attacks"]} attacks:</b> '
+            f'{counts["caught"]} caught (flagged, score 0) · {counts["harmless"]} harmless (allowed, but they earn no '
+            f'more than honest work, so there is nothing to win) · {counts["open"]} open (not stopped yet; the test '
+            'suite pins each one).</p>')
+
+
+def gallery_html(selected: Optional[str] = None) -> str:
     attacks = gallery.attacks()
     if not attacks:
         return ('<div class="kp-muted">The red-team attacks live in tests/redteam/ of the repository, which this '
                 'installation does not include.</div>')
+    classes: dict[str, list] = {}
+    for a in attacks:  # in the order of expected.py, a class's attacks together
+        classes.setdefault(a.title, []).append(a)
     parts = []
-    for group, items in groupby(attacks, key=lambda a: a.group):
-        items = list(items)
+    for title, items in classes.items():
         rows = "".join(
-            f'<tr data-attack="{esc(a.name)}"><td><code>{esc(a.name)}</code></td><td>{esc(a.task)}</td>'
-            f'<td>{esc(a.tries)}</td><td>{esc(a.layer)}</td>'
-            f'<td>{esc(a.flag or ("no flag: earns no more than honest work" if a.outcome == "harmless" else ""))}'
-            f'</td></tr>' for a in items)
-        parts.append(f'<details class="kp-group"><summary>{esc(group)} ({len(items)})</summary>'
+            f'<tr data-attack="{esc(a.name)}" data-verdict="{a.verdict}"><td><code>{esc(a.name)}</code></td>'
+            f'<td>{esc(a.task)}</td><td>{esc(a.tries)}</td><td>{esc(VERDICT_TEXT[a.verdict])}</td>'
+            f'<td>{esc(a.stopped_by if a.verdict == "caught" else "")}</td><td>{esc(a.flag or "")}</td></tr>'
+            for a in items)
+        opened = " open" if any(a.name == selected for a in items) else ""
+        parts.append(f'<details class="kp-group"{opened}><summary>{esc(title)} ({len(items)})</summary>'
                      '<div class="kp-costs"><table><thead><tr><th>attack</th><th>task</th><th>what it tries</th>'
-                     f'<th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table></div></details>')
-    return f'<div class="kp-gallery" data-attacks="{len(attacks)}">{"".join(parts)}</div>'
+                     f'<th>verdict</th><th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table>'
+                     '</div></details>')
+    return (f'<div class="kp-gallery" data-attacks="{len(attacks)}">{summary_html(gallery.summary(attacks))}'
+            f'{"".join(parts)}</div>')
 
 
 def sandbox_html(info: dict) -> str:
+    """Only the layers applied to the candidate on this host; those the host lacks are named apart."""
     layers = info.get("layers") or {}
-    items = "".join(
-        f'<li data-layer="{esc(k)}" data-on="{str(bool(v)).lower()}">{"✔" if v else "✘"} '
-        f'{esc(LAYER_NOTES.get(k, k))}{"" if isinstance(v, bool) else f": {esc(v)}"}</li>'
-        for k, v in layers.items())
+    applied = [k for k in LAYER_NOTES if layers.get(k)]
+    missing = [k for k in LAYER_NOTES if not layers.get(k)]
+    items = "".join(f'<li data-layer="{esc(k)}" data-on="true">✔ {esc(LAYER_NOTES[k])}</li>' for k in applied)
+    lacking = (f'<p class="kp-muted" data-missing="{esc(" ".join(missing))}">Not available on this host, so not '
+               f'applied: {esc(", ".join(missing))}.</p>' if missing else "")
     return (f'<div class="kp-sandbox" data-backend="{esc(info.get("backend", "?"))}"><b>Backend:</b> '
             f'{esc(info.get("backend", "?"))} · <b>workers:</b> {esc(info.get("workers", "?"))}'
-            f'<ul>{items}</ul></div>')
+            f'<p>Applied to every candidate:</p><ul>{items}</ul>{lacking}<p class="kp-muted">Not used: user '
+            'namespaces (the candidate runs as the server\'s user, confined by the layers above).</p></div>')
 
 
 def attack_choices() -> list[tuple[str, str]]:
-    return [(f"{a.name} — {a.task}, stopped by {a.layer}", a.name) for a in gallery.attacks()]
+    return [(f"{a.name} — {a.task}, " + (f"caught by {a.layer}" if a.verdict == "caught" else VERDICT_TEXT[a.verdict]),
+             a.name) for a in gallery.attacks()]
+
+
+def first_caught() -> Optional[str]:
+    """The gallery opens on a hack that is caught (flagged, score 0), not on a harmless one."""
+    return next((a.name for a in gallery.attacks() if a.verdict == "caught"), None)
 
 
 def build(play: Any, tabs: Any, tab: Any) -> None:
@@ -82,8 +108,7 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
         except KeyError:
             raise PlayError("choose an attack from the list") from None
         t = get_task(a.task)
-        return {play.task: t.id, play.prompt_md: t.description, play.reference: t.reference_code,
-                play.editor: a.code(),
+        return {**play.show_task(t.id), play.editor: a.code(),
                 play.example: gr.Dropdown(choices=example_choices(t.id), value=f"attack/{a.file}"),
                 play.status: status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
                                            f"step: {a.stopped_by} should stop it.", "info"),
@@ -103,11 +128,10 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
     def on_open(done: bool):
         if done:
             return {}
-        choices = attack_choices()
-        return {pick: gr.Dropdown(choices=choices, value=choices[0][1] if choices else None), table: gallery_html(),
-                filled: True}
+        chosen = first_caught()
+        return {pick: gr.Dropdown(choices=attack_choices(), value=chosen), table: gallery_html(chosen), filled: True}
 
     tab.select(on_open, [filled], [pick, table, filled], show_progress="hidden")
-    load.click(on_load, [pick], [play.task, play.prompt_md, play.reference, play.editor, play.example, play.status,
-                                 status, tabs], api_name="load_attack")
+    load.click(on_load, [pick], [play.task, play.task_shown, play.prompt_md, play.reference, play.editor, play.example,
+                                 play.status, status, tabs], api_name="load_attack")
     sandbox_btn.click(on_sandbox, None, [sandbox], api_name="sandbox")

@@ -17,7 +17,7 @@ from ui.markup import status_html
 from ui.verdict import verdict_of
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
-from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, resolve_token
+from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_unreachable, resolve_token
 from ui.session import PlayError, busy
 
 
@@ -33,7 +33,25 @@ FOLLOW_VERDICTS = """() => {
     if (b && key !== last) { last = key; b.scrollIntoView({block: 'center'}); }
   }).observe(target, {subtree: true, childList: true});
 }"""
+# Ctrl+Enter (Cmd+Enter) in the editor submits the step, in the capture phase so the editor adds no newline.
+CTRL_ENTER_SUBMITS = """() => {
+  if (window.kpKeys) return; window.kpKeys = true;
+  document.addEventListener('keydown', e => {
+    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey) || !e.target.closest || !e.target.closest('#editor')) return;
+    e.preventDefault(); e.stopPropagation();
+    document.querySelector('#submit-btn')?.click();
+  }, true);
+}"""
 TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
+TEMPLATE_NOTE = ("The starting template is the reference renamed to ModelNew: it is correct and as fast as the "
+                 "reference, so it scores about 0.75 (0.10 compiled + 0.30 trials + 0.10 correct + 0.50 × 0.5 for "
+                 "a 1× speedup). Only a faster kernel earns more.")
+PREFS_KEY = "kernel-playground-model-settings"  # localStorage: model id, base URL, sampling (not a secret)
+
+
+def remember_settings(model: Any, base_url: Any, temperature: Any, max_tokens: Any) -> dict:
+    """What the browser keeps of the Model player (never the token)."""
+    return {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
 
 
 class PlayTab:
@@ -54,7 +72,8 @@ class PlayTab:
                     self.reference = gr.Code(first.reference_code, language="python", interactive=False,
                                              label="Reference (Model)", elem_id="reference-code")
                 self.editor = gr.Code(starting_template(first), language="python", lines=22, max_lines=40,
-                                      label="Your ModelNew", interactive=True, elem_id="editor")
+                                      label="Your ModelNew (Ctrl+Enter submits)", interactive=True,
+                                      elem_id="editor")
                 with gr.Row(equal_height=True):
                     self.example = gr.Dropdown(example_choices(first.id), value=default_example(first.id),
                                                label="Example: shipped solutions and red-team attacks", scale=3,
@@ -83,22 +102,32 @@ class PlayTab:
                         self.continue_btn = gr.Button("Continue auto-play", variant="primary", visible=False,
                                                       elem_id="continue-btn")
             with gr.Column(scale=6, min_width=300):
-                self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick")
-        self.outputs = [self.status, self.prompt_md, self.reference, self.editor, self.example] + self.view.components
+                self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick",
+                                        progress=True)
+        self.task_shown = gr.State(first.id)  # the task the editor and prompt belong to
+        self.prefs = gr.BrowserState(None, storage_key=PREFS_KEY, secret=PREFS_KEY)  # model settings, never the token
+        self.outputs = ([self.status, self.prompt_md, self.reference, self.editor, self.example, self.continue_btn,
+                         self.task_shown] + self.view.components)
         self.restore_outputs = self.outputs + [self.task, self.seed, self.turns, self.model, self.base_url,
-                                               self.temperature, self.max_tokens, self.continue_btn]
+                                               self.temperature, self.max_tokens]
         self.model_inputs = [self.task, self.seed, self.turns, self.model, self.base_url, self.token,
                              self.temperature, self.max_tokens]
         self._wire()
 
     # ---- views ---------------------------------------------------------------------------------
 
-    def episode(self, session: Any, step: Any, message: str, kind: str = "ok") -> dict:
+    def episode(self, session: Any, step: Any, message: str, kind: str = "ok", progress: bool = False) -> dict:
+        """The status line and the episode view; ``progress`` repeats the line next to the step (a model
+        or the tour playing: the status line may have scrolled away)."""
         handle = session.slot("play")
         record = handle.record
         if session.save_error:
             message, kind = f"{message} ({session.save_error})", "error"
-        out = {self.status: status_html(message, kind)}
+        cut = session.interrupted  # Continue auto-play: only for the interrupted episode on show
+        out = {self.status: status_html(message, kind),
+               self.view.progress: status_html(message, kind) if progress else "",
+               self.continue_btn: gr.Button(visible=bool(cut and not session.running and record is not None
+                                                         and record.episode_id == cut))}
         if record is not None:
             state = "model playing" if session.running else ("episode over" if handle.done else "episode running")
             out.update(self.view.values(record, step, state))
@@ -112,6 +141,9 @@ class PlayTab:
             cut = interrupted_autoplay(session)
             if cut is not None:
                 return self.interrupted(session, *cut)
+            job = session.job
+            if record is not None and job is not None and job.interrupted and job.handle.record is record:
+                return self.interrupted(session, record, job.settings_dict, job.interrupted)
         if record is None:
             from ui.store import store
             runs = store().runs(session.browser_id) if session.browser_id else []
@@ -126,31 +158,49 @@ class PlayTab:
             message, kind = (f"Welcome back: your {record.task_id} episode is as you left it "
                              f"({len(record.steps)} step(s)).", "info")
         out = self.episode(session, step, message, kind)
-        t = get_task(record.task_id)
-        out.update({self.task: record.task_id, self.seed: record.seed, self.turns: record.max_turns,
-                    self.prompt_md: t.description, self.reference: t.reference_code,
-                    self.example: gr.Dropdown(choices=example_choices(t.id), value=default_example(t.id))})
+        out.update(self.show_task(record.task_id))
+        out.update({self.seed: record.seed, self.turns: record.max_turns})
         last_code = next((s.code for s in reversed(record.steps) if s.code), None)
         if last_code:
             out[self.editor] = last_code
         return out
 
-    def interrupted(self, session: Any, record: Any, settings: dict) -> dict:
-        """An auto-play a server restart cut off: shown as such, with its model settings and the action
-        that continues it (the token is not stored: the visitor enters it again)."""
+    def show_task(self, task_id: str) -> dict:
+        """The Task list, the editor's task, prompt, reference and examples, all on ``task_id``."""
+        t = get_task(task_id)
+        return {self.task: t.id, self.task_shown: t.id, self.prompt_md: t.description,
+                self.reference: t.reference_code,
+                self.example: gr.Dropdown(choices=example_choices(t.id), value=default_example(t.id))}
+
+    def apply_prefs(self, prefs: Any) -> dict:
+        """The model settings this browser last used (kept in its localStorage), where they are valid."""
+        if not isinstance(prefs, dict):
+            return {}
+        try:
+            s = ModelSettings.checked(prefs.get("model"), prefs.get("base_url"), prefs.get("temperature"),
+                                      prefs.get("max_tokens"))
+        except PlayError:
+            return {}
+        return {self.model: s.model, self.base_url: s.base_url, self.temperature: s.temperature,
+                self.max_tokens: s.max_tokens}
+
+    def interrupted(self, session: Any, record: Any, settings: dict, why: str = INTERRUPTED) -> dict:
+        """An auto-play a server restart (or a lost environment connection) cut off: shown as such, with
+        its model settings and the action that continues it (the token is not stored: the visitor
+        enters it again)."""
         handle = session.slot("play")
         handle.record, handle.done, handle.memory = record, True, None
         session.interrupted = record.episode_id
         step = record.steps[-1] if record.steps else None
-        out = self.view.values(record, step, INTERRUPTED)
+        out = self.view.values(record, step, INTERRUPTED if why == INTERRUPTED else "interrupted")
+        what = INTERRUPTED if why == INTERRUPTED else f"interrupted ({why})"
         out[self.status] = status_html(
-            f"Auto-play of {settings.get('model')} on {record.task_id} (seed {record.seed}) was {INTERRUPTED} after "
+            f"Auto-play of {settings.get('model')} on {record.task_id} (seed {record.seed}) was {what} after "
             f"{handle.turns_used} of {record.max_turns} turn(s). Press Continue auto-play to go on from step "
             f"{len(record.steps) + 1}: enter your token again (tokens are never stored), or leave it empty for "
-            "the Space's own token (Hugging Face router only).", "error")
-        t = get_task(record.task_id)
-        out.update({self.task: record.task_id, self.seed: record.seed, self.turns: record.max_turns,
-                    self.prompt_md: t.description, self.reference: t.reference_code,
+            "the Space's own token (Hugging Face router only).", "warn")
+        out.update(self.show_task(record.task_id))
+        out.update({self.seed: record.seed, self.turns: record.max_turns,
                     self.model: settings.get("model"), self.base_url: settings.get("base_url"),
                     self.temperature: settings.get("temperature"), self.max_tokens: settings.get("max_tokens"),
                     self.continue_btn: gr.Button(visible=True)})
@@ -169,9 +219,11 @@ class PlayTab:
             version = job.version
             record = job.handle.record
             step = record.steps[-1] if record and record.steps else None
-            out = self.episode(session, step, job.message, job.kind)
+            out = self.episode(session, step, job.message, job.kind, progress=True)
             if step is not None and step.code:
                 out[self.editor] = step.code
+            if job.finished and job.interrupted:
+                out.update(self.view.values(record, step, "interrupted"))
             yield out
             if job.finished and version == job.version:
                 return
@@ -212,7 +264,9 @@ class PlayTab:
                 handle, note = ensure_episode(session, task_id, s, int(turns_value))
                 step = human_turn(handle, code, finish=bool(finish))
             verdict = verdict_of(step)
-            out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}") if x),
+            template = code.strip() == starting_template(get_task(task_id)).strip()
+            out = self.episode(session, step, " ".join(x for x in (note, f"Step {step.step}: {verdict.title}",
+                                                                   TEMPLATE_NOTE if template else "") if x),
                                verdict.style)
             out[self.prompt_md] = handle.obs.prompt if handle.obs else get_task(task_id).description
             return out
@@ -277,10 +331,17 @@ class PlayTab:
             yield from self.follow(session)
 
         @guarded(status)
-        def on_task_change(task_id, request: gr.Request):
+        def on_task_change(task_id, code, shown, request: gr.Request):
+            """Only a new value changes the task (opening the list and leaving it, or tabbing through it,
+            changes nothing); the editor's code is kept per task and comes back with its task."""
             task_id = checked_task(task_id)
+            if task_id == shown:
+                return {status: gr.skip()}  # (an empty dict would read as one value)
             t = get_task(task_id)
             session = SESSIONS.get(request)
+            edited = bool(shown and code and code.strip() != starting_template(get_task(shown)).strip())
+            if edited:
+                session.drafts[shown] = code
             handle = session.slot("play")
             old = handle.record
             note = ""
@@ -288,10 +349,15 @@ class PlayTab:
                 note = (f" Your {old.task_id} episode ({len(old.steps)} step(s)) is saved: reopen it from Runs."
                         if old.steps else "")
                 handle.record, handle.done = None, True
-            out = {self.prompt_md: t.description, self.reference: t.reference_code, self.editor: starting_template(t),
-                   self.example: gr.Dropdown(choices=example_choices(task_id), value=default_example(task_id)),
-                   status: status_html(f"{task_id}: the editor holds a starting template (the reference renamed "
-                                         f"to ModelNew). Submit to start an episode.{note}", "info")}
+            draft = session.drafts.get(task_id)
+            if edited:
+                note += f" Your {shown} code is kept: choose {shown} again to get it back."
+            what = "the code you last edited for it." if draft else f"a starting template. {TEMPLATE_NOTE}"
+            out = self.show_task(task_id)
+            del out[self.task]  # the list already shows it
+            out.update({self.editor: draft or starting_template(t),
+                        status: status_html(f"{task_id}: the editor holds {what} Submit to start an episode.{note}",
+                                            "info")})
             if not session.running:
                 out.update(view.values(None, None))
             return out
@@ -330,6 +396,8 @@ class PlayTab:
                 raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
             keys = [v for _, v in example_choices(task_id)]
             picks = [(next((k for k in keys if k.startswith(prefix)), None), what) for prefix, what in TOUR]
+            token = resolve_token(tok, settings.base_url)
+            unreachable = model_unreachable(settings, token)  # asked first: the tour then says what it needs
             with busy(session):
                 handle = session.slot("play")
                 handle.reset(task_id, s, len(picks) + 1, player="human")
@@ -339,16 +407,23 @@ class PlayTab:
                     continue
                 code = example_code(task_id, key)
                 yield {status: status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
-                       self.task: task_id, self.turns: len(picks) + 1}
+                       **self.show_task(task_id), self.turns: len(picks) + 1}
                 with busy(session):
                     step = human_turn(handle, code)
                 v = verdict_of(step)
-                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style)
-            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=1).start()
+                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style, progress=True)
+            if unreachable:
+                yield self.episode(session, step, f"Tour 4/4 needs a model, and none is reachable: {unreachable}. "
+                                   "Enter a model id, API base URL and token under Model player and press Model "
+                                   "step to watch one play. That is the tour: now write your own kernel.", "warn",
+                                   progress=True)
+                return
+            ModelJob(session, handle, settings, token, max_steps=1).start()
             for out in self.follow(session):
                 if self.status in out and not session.running:
-                    out[self.status] = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — "
-                                                     "that is the tour: now write your own kernel.", session.job.kind)
+                    line = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — that is the "
+                                       "tour: now write your own kernel.", session.job.kind)
+                    out[self.status] = out[self.view.progress] = line
                 yield out
 
         # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.
@@ -361,10 +436,14 @@ class PlayTab:
                               **common)
         self.model_btn.click(on_model_step, self.model_inputs, everything, api_name="model_step", **common)
         self.auto_btn.click(on_autoplay, self.model_inputs, everything, api_name="autoplay", **common)
-        self.continue_btn.click(on_continue, self.model_inputs[3:], everything + [self.continue_btn],
+        self.continue_btn.click(on_continue, self.model_inputs[3:], everything,
                                 api_name="continue_autoplay", **common)
         self.stop_btn.click(on_stop, None, [status], api_name="stop", queue=False)
-        self.task.input(on_task_change, [self.task], everything, api_name="choose_task", show_progress_on=[status])
+        self.task.input(on_task_change, [self.task, self.editor, self.task_shown], everything, api_name="choose_task",
+                        show_progress_on=[status])
+        settings_in = [self.model, self.base_url, self.temperature, self.max_tokens]
+        for box in settings_in:  # kept in the browser (localStorage): a reload keeps them
+            box.change(remember_settings, settings_in, [self.prefs], queue=False, show_progress="hidden")
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
                             show_progress_on=[status])
         self.demo_btn.click(on_demo, [self.task], everything, show_progress_on=[status]).then(

@@ -115,6 +115,27 @@ def complete(settings: ModelSettings, token: Optional[str], messages: list[dict[
     return Reply(text, None, _ms(t0))
 
 
+def model_unreachable(settings: ModelSettings, token: Optional[str], timeout_s: float = 8.0) -> Optional[str]:
+    """Why no model can play with these settings (endpoint down, token refused, model unknown); None when
+    the endpoint lists its models (or cannot list them but answers), which costs no generation."""
+    from openai import APIConnectionError, APIStatusError, APITimeoutError, AuthenticationError, OpenAI
+
+    if not token and urlparse(settings.base_url).hostname == urlparse(ROUTER_URL).hostname:
+        return "the Hugging Face router needs a token, and neither you nor the Space gave one"
+    try:
+        OpenAI(base_url=settings.base_url, api_key=token or "no-token", timeout=timeout_s,
+               max_retries=0).models.list()
+    except AuthenticationError:
+        return f"{settings.base_url} refused the token (HTTP 401)"
+    except (APIConnectionError, APITimeoutError):
+        return f"cannot reach {settings.base_url}"
+    except APIStatusError:
+        return None  # it answers; some servers do not list models
+    except Exception:  # a malformed answer: it still answers
+        pass
+    return None
+
+
 @dataclass(frozen=True)
 class PlayerFailure:
     """The player produced nothing to submit (unreachable, HTTP error, a reply without code): shown as

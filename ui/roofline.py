@@ -85,8 +85,10 @@ def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: di
     knee = peak / hbm
     parts = [f'<polyline class="kp-roof" points="{px(x0):.1f},{py(max(hbm * x0, y0)):.1f} {px(knee):.1f},'
              f'{py(peak):.1f} {px(x1):.1f},{py(peak):.1f}" fill="none" stroke-width="2"/>',
-             f'<text x="{px(knee) + 6:.1f}" y="{py(peak) - 4:.1f}" class="kp-svg-muted">fp32 peak '
-             f'{num(peak / 1e12)} TFLOP/s</text>',
+             # gpus.yaml's fp32 peak counts instructions (an FMA is one): the datasheet's FLOP/s are twice that
+             f'<text x="{W - R:.1f}" y="{py(peak) - 4:.1f}" text-anchor="end" class="kp-svg-muted" '
+             f'data-peak="fp32">fp32 peak '
+             f'{num(peak / 1e12)} T op/s (FMA = 1 op; datasheet {num(2 * peak / 1e12)} TFLOP/s)</text>',
              f'<text x="{px(x0 * 3):.1f}" y="{py(hbm * x0 * 3) - 8:.1f}" class="kp-svg-muted">HBM '
              f'{num(hbm / 1e12)} TB/s</text>']
     for e in range(-3, 4):

@@ -27,8 +27,19 @@ def runs_frame(browser_id: Optional[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
-def episode_link(episode_id: str) -> str:
-    return f"?episode={episode_id}"
+def episode_link(episode_id: str, request: Any = None) -> str:
+    """The whole address of the read-only view, as the visitor's browser reaches this page (behind a
+    proxy too: its forwarded host and scheme); just the query when the request does not tell."""
+    query = f"?episode={episode_id}"
+    raw = getattr(request, "request", None)
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("x-forwarded-host") or headers.get("host")
+    url = getattr(raw, "url", None)
+    if not host or url is None:
+        return query
+    scheme = (headers.get("x-forwarded-proto") or url.scheme or "http").split(",")[0].strip()
+    path = url.path.split("/gradio_api")[0].rstrip("/") + "/"
+    return f"{scheme}://{host}{path}{query}"
 
 
 class RunsTab:
@@ -42,7 +53,7 @@ class RunsTab:
             self.status = gr.HTML(status_html("Your stored episodes appear here."), elem_id="runs-status")
         self.table = gr.Dataframe(pd.DataFrame(columns=RUN_COLUMNS), interactive=False, max_height=260, wrap=True,
                                   label="Runs of this browser (newest first)", elem_id="runs-table")
-        self.link = gr.Textbox(label="Read-only link to the open episode (append to this page's address)",
+        self.link = gr.Textbox(label="Read-only link to the open episode",
                                interactive=False, elem_id="runs-link", buttons=["copy"])
         # Mounted only once an episode is opened: a page load (and a first look at the list) skips its ~20 views.
         with gr.Column(visible=False, elem_id="runs-episode") as self.box:
@@ -50,19 +61,20 @@ class RunsTab:
         self.outputs = [self.status, self.table, self.link, self.box] + self.view.components
         self._wire()
 
-    def show(self, session: Any, record: EpisodeRecord, message: str, shared: bool = False) -> dict:
+    def show(self, session: Any, record: EpisodeRecord, message: str, shared: bool = False,
+             request: Any = None) -> dict:
         session.opened = record
         if not shared and session.browser_id and record.episode_id in store().interrupted(session.browser_id):
             message += (f" Its model auto-play was {INTERRUPTED}: continue it from the Play tab "
                         "(Continue auto-play, with your token entered again).")
         step = record.steps[-1] if record.steps else None
         out = self.view.values(record, step, "read-only" + (" (shared link)" if shared else ""))
-        out[self.link] = episode_link(record.episode_id)
+        out[self.link] = episode_link(record.episode_id, request)
         out[self.box] = gr.Column(visible=True)
         out[self.status] = status_html(message, "info")
         return out
 
-    def restore(self, session: Any, episode_id: Optional[str]) -> dict:
+    def restore(self, session: Any, episode_id: Optional[str], request: Any = None) -> dict:
         """The episode of a ``?episode=`` link (and the runs list) when the page was opened with one; otherwise
         nothing: the list is read when the tab is opened."""
         if not episode_id:
@@ -74,7 +86,8 @@ class RunsTab:
             out[self.status] = status_html(f"Cannot open the linked episode: {e}", "error")
             return out
         out.update(self.show(session, record, f"Shared episode {record.episode_id[:8]}…: {record.task_id}, "
-                                              f"{len(record.steps)} step(s), read-only.", shared=True))
+                                              f"{len(record.steps)} step(s), read-only.", shared=True,
+                                    request=request))
         return out
 
     def _wire(self) -> None:
@@ -99,7 +112,7 @@ class RunsTab:
                 return {self.table: frame}
             record = store().get(frame.iloc[int(row)]["episode"])
             out = self.show(session, record, f"Reopened {record.task_id} (seed {record.seed}), "
-                                             f"{len(record.steps)} step(s), read-only.")
+                                             f"{len(record.steps)} step(s), read-only.", request=request)
             out[self.table] = frame
             return out
 

@@ -31,6 +31,16 @@ class PlayError(Exception):
     """A problem to show in the page as it is (bad input, busy session, lost connection)."""
 
 
+class EnvironmentLost(PlayError):
+    """The environment connection failed, or the server is stopping, before a submission was scored.
+    The environment's failure, never the player's: no step is recorded, no turn used, and the next
+    submission goes on in a new environment session of the same episode (``EpisodeHandle.resume``)."""
+
+
+# Set when the server is stopping (SIGTERM: a Space restart): no new submission reaches the environment.
+STOPPING = threading.Event()
+
+
 def env_base_url(request: Any = None) -> str:
     """This server, reached over loopback at the port the request came in on (or $PORT)."""
     override = os.environ.get(ENV_URL_VAR)
@@ -66,6 +76,7 @@ class EpisodeHandle:
     memory: Optional[EpisodeMemory] = None      # best code, history, last code/error: the next prompt
     done: bool = True
     turn_offset: int = 0                        # turns used before a resume (the environment session counts from 0)
+    lost: bool = False                          # the environment session failed: resume before the next step
     on_change: Optional[Callable[[EpisodeRecord], None]] = None  # persists the record after every change
 
     def _changed(self) -> None:
@@ -108,7 +119,7 @@ class EpisodeHandle:
     def reset(self, task_id: str, seed: int, max_turns: int, *, player: str, model: Optional[str] = None,
               temperature: Optional[float] = None) -> KernelObservation:
         self.obs = self._reset_env(task_id, seed, max_turns)
-        self.turn_offset = 0
+        self.turn_offset, self.lost = 0, False
         self.record = EpisodeRecord.start(self.obs, seed=seed, player=player, model=model,
                                           temperature=temperature, env_version=env_version())
         self.memory = EpisodeMemory(self.obs)
@@ -129,7 +140,7 @@ class EpisodeHandle:
         self.turn_offset = used  # the new session counts from 0: observations are shifted back to the episode's
         self.obs = obs.model_copy(update={"turn": used, "max_turns": record.max_turns})
         self.memory = EpisodeMemory.replayed(self.obs, record.steps)
-        self.done = False
+        self.done, self.lost = False, False
         return self.obs
 
     def _check_running(self) -> None:
@@ -147,20 +158,22 @@ class EpisodeHandle:
         if too_large:  # the player's error: no turn used, the episode goes on
             raise PlayError(too_large)
         n = len(self.record.steps) + 1
+        if STOPPING.is_set():
+            raise EnvironmentLost(f"the server is shutting down (a restart): step {n} was not submitted, nothing "
+                                  "was recorded and no turn used")
+        if self.lost:  # the last environment session failed: a new one for the turns left, same episode
+            self.resume(self.record)
         t0 = time.monotonic()
         try:
             result = self._connect().step(KernelAction(code=code, finish=finish))
         except PlayError:
             raise
-        except Exception as e:  # the connection or the server failed: the episode cannot go on
+        except Exception as e:  # the connection or the server failed: the environment's failure, not a score
             self.close()
-            self.done = True
-            step = step_record(n, code, action_summary=summarize_action(code), done=True,
-                               error=f"environment step failed: {_one_line(e)}", latency_ms=latency_ms,
-                               env_latency_ms=_ms(t0), prompt_messages=prompt_messages or [], raw_reply=raw_reply)
-            self.record.add_step(step)
-            self._changed()
-            return step
+            self.lost = True
+            why = "the server is shutting down (a restart)" if STOPPING.is_set() else \
+                f"the connection to the environment was lost ({_one_line(e)})"
+            raise EnvironmentLost(f"{why} before step {n} was scored: nothing was recorded and no turn used") from None
         obs = result.observation
         if self.turn_offset:  # a resumed episode: turns as the episode counts them
             obs = obs.model_copy(update={"turn": obs.turn + self.turn_offset,
@@ -203,6 +216,7 @@ class Session:
         self.last_seen = time.monotonic()
         self.save_error: Optional[str] = None
         self.interrupted: Optional[str] = None  # the episode of an auto-play a restart cut off, shown in Play
+        self.drafts: dict[str, str] = {}  # task id -> the code last edited for it (Play's editor)
 
     def slot(self, name: str) -> EpisodeHandle:
         if name not in self.slots:
@@ -290,6 +304,10 @@ class Sessions:
 
     def __len__(self) -> int:
         return len(self._by_key)
+
+    def all(self) -> list[Session]:
+        with self._lock:
+            return list(self._by_key.values())
 
 
 class busy:

@@ -79,25 +79,37 @@ def stored(data_dir: Path) -> list[tuple]:
         return db.execute("SELECT episode_id, task_id, seed, steps, max_turns, model FROM episodes").fetchall()
 
 
-def test_an_auto_play_cut_off_by_a_restart_is_shown_interrupted_and_continues_the_same_episode(tmp_path):
+@contextlib.contextmanager
+def stub_and_page() -> Iterator[tuple[OpenAIStub, object]]:
+    """The gated stub model and one page of headless Chromium (one browser context: one browser id)."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
-    data, port = tmp_path / "data", free_port()
     with OpenAIStub(timeout_s=150) as stub, playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(viewport={"width": 1440, "height": 1000})
-        pg = context.new_page()
+        yield stub, browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True).new_page()
+        browser.close()
+
+
+def auto_play_until_step_2_is_asked(pg, url: str, stub: OpenAIStub, token: str, seed: str = "0") -> None:
+    """Open the playground at ``url``, auto-play the gated stub model; return once step 1 is shown and
+    the model is writing step 2."""
+    pg.goto(url + "/web/")
+    pg.wait_for_selector("#autoplay-btn", timeout=60_000)
+    type_value(pg, "base-url", stub.base_url)
+    type_value(pg, "model-id", "policy/gated")
+    type_value(pg, "token", token)
+    type_value(pg, "seed", seed)
+    stub.release(1)  # step 1 only
+    pg.click("#autoplay-btn")
+    pg.wait_for_selector("#play-badges [data-step='1']", timeout=STEP_TIMEOUT_MS)
+    wait_until(lambda: len(stub.requests) >= 2)
+
+
+def test_an_auto_play_cut_off_by_a_restart_is_shown_interrupted_and_continues_the_same_episode(tmp_path):
+    data, port = tmp_path / "data", free_port()
+    with stub_and_page() as (stub, pg):
         with playground_on(port, data) as first:
-            pg.goto(first.url + "/web/")
-            pg.wait_for_selector("#autoplay-btn", timeout=60_000)
-            type_value(pg, "base-url", stub.base_url)
-            type_value(pg, "model-id", "policy/gated")
-            type_value(pg, "token", TOKEN)
-            type_value(pg, "seed", "7")
-            stub.release(1)  # step 1 only
-            pg.click("#autoplay-btn")
-            pg.wait_for_selector("#play-badges [data-step='1']", timeout=STEP_TIMEOUT_MS)
-            wait_until(lambda: len(stub.requests) >= 2)  # the model is writing step 2
+            auto_play_until_step_2_is_asked(pg, first.url, stub, TOKEN, seed="7")
             [(episode_id, task, seed, steps, max_turns, model)] = stored(data)
             assert (seed, steps, max_turns, model) == (7, 1, 3, "policy/gated")
         # The server is gone mid-episode; a new one starts on the same data dir and port.
@@ -129,7 +141,6 @@ def test_an_auto_play_cut_off_by_a_restart_is_shown_interrupted_and_continues_th
             # The step-2 prompt goes on from the stored step 1: its feedback and code are in it.
             prompt = sent[0]["body"]["messages"][1]["content"]
             assert "submission 2 of 3" in prompt and "Your best submission so far" in prompt
-        browser.close()
     # The same episode, grown to the end; the token is in none of the store's files.
     assert stored(data) == [(episode_id, task, 7, 3, 3, "policy/gated")]
     with contextlib.closing(sqlite3.connect(data / "episodes.sqlite3")) as db:

@@ -173,8 +173,8 @@ def test_an_episode_link_opens_read_only_in_another_browser(browser, server):
     pg.click("#runs-table [data-testid='cell-0-0']")
     wait_status(pg, "Reopened gelu_bias", "runs-status")
     link = pg.input_value("#runs-link input, #runs-link textarea")
-    assert re.fullmatch(r"\?episode=[0-9a-f]{32}", link)
-    other = open_page(browser, server, theme="dark", query=link[1:])  # a fresh context: another browser
+    assert re.fullmatch(re.escape(server) + r"/web/\?episode=[0-9a-f]{32}", link)  # the whole address, to paste
+    other = open_page(browser, server, theme="dark", query=link.split("?", 1)[1])  # a fresh context: another browser
     wait_status(other, "Shared episode", "runs-status")
     assert "read-only (shared link)" in other.inner_text("#runs-summary")
     assert len(timeline_rows(other, "runs-timeline")) == 1 and verdict(other, "runs") == "correct"
@@ -231,7 +231,21 @@ def test_attack_gallery_lists_every_attack_and_loads_one_into_play(browser, serv
     pg.get_by_role("tab", name="Attacks").click()
     assert int(pg.get_attribute("#attack-gallery .kp-gallery", "data-attacks")) == len(gallery.attacks()) >= 80
     assert pg.locator("#attack-gallery tr[data-attack='a07_decoy_kernel']").count() == 1
-    choose(pg, "attack-select", "a07_decoy_kernel — silu_mul, stopped by runtime-check")
+    # It opens on a one-line summary, plain class titles and a caught hack (not a harmless attack) selected.
+    counts = gallery.summary(gallery.attacks())
+    line = pg.inner_text("#attack-gallery .kp-gallery-summary")
+    assert re.match(rf"{counts['attacks']} attacks: {counts['caught']} caught .*· {counts['harmless']} harmless "
+                    rf".*· {counts['open']} open", line), line
+    assert counts["caught"] > 0 and counts["harmless"] > 0
+    assert "caught by" in pg.input_value("#attack-select input")
+    selected = pg.locator("#attack-gallery details[open] tr[data-verdict='caught']")
+    assert selected.count() >= 1
+    headings = [h.inner_text() for h in pg.locator("#attack-gallery summary").all()]
+    assert headings and all(len(h) < 70 and not re.search(r"issue|red ?team|review|since|\bnow\b", h, re.I)
+                            for h in headings), headings
+    harmless = pg.locator("#attack-gallery tr[data-verdict='harmless']").first.text_content()
+    assert "harmless: earns no more than honest work" in harmless
+    choose(pg, "attack-select", "a07_decoy_kernel — silu_mul, caught by runtime-check")
     pg.click("#attack-load-btn")
     wait_status(pg, "Loaded attack a07_decoy_kernel")
     assert "silu_mul" in pg.input_value("#task input")
