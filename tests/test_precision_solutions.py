@@ -1,6 +1,7 @@
 """matmul_bias_relu's precision styles through the real harness (CPU host, modeled H100): a tf32x3 kernel is
 correct and priced at the tensor-core rate, so it scores at least as well as the same kernel with ieee; a bf16x3
-split is judged on its precision (right on the normal trials, wrong only where its ~16 bits fall short), not as
+split is judged on its precision (right on some trials, wrong only on a few elements where its ~16 bits
+fall short), not as
 garbage from multiplied bit patterns."""
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def test_a_bf16x3_split_is_judged_on_its_precision():
     result, total = _evaluated("wrong", "triton_bf16x3_split.py")
     c = result.correctness
     assert not result.correct and not result.hacked and F.OUTPUT_NOT_TENSOR not in result.flags
-    assert c.trials_passed >= c.trials_total // 2  # normal and wide trials pass: the products are right
-    assert "extreme inputs" in c.error
+    assert c.trials_passed >= 1  # the products are right: before, bit patterns multiplied gave ~1e11 everywhere
+    assert c.mismatch.mismatched < 0.01 * c.mismatch.total  # a few elements where ~16 bits fall short
+    assert c.mismatch.mean_abs_error < 1e-2
     assert 0.10 < total < 0.50
