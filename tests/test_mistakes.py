@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import torch
 
 from environment.config import harness_config
 from environment.evaluation import flags as F
@@ -72,6 +73,10 @@ def test_classify_reads_types_only():
     assert classify([1.0, 2.0])[2] == "a list holding a Python float (from .tolist()?)"
     assert classify(None)[2].startswith("None")
     assert classify(F2(1.0))[2] is None and classify([F2(1.0)])[2] is None
+    t = torch.zeros(2)
+    assert classify({"out": t})[2] == "a dict holding a torch.Tensor (return the tensor itself, or a tuple of tensors)"
+    assert classify((t, None))[2] == "None (no return statement?) as output 2"
+    assert classify(torch.nn.Parameter(t))[2] is None and classify({"out": torch.nn.Parameter(t)})[2] is None
 
 
 @pytest.mark.parametrize("line, call, why", [

@@ -1,11 +1,12 @@
 """What forward returned, told apart by exact type alone (no method of the result is called).
 
-Three kinds: plain tensors (the answer); plain values that hold no tensor at all (a Python number from
-``.item()``, a numpy array from ``.numpy()``, a list from ``.tolist()``, None): a beginner's wrong answer,
-scored as one, with a message that names what came back; and anything else (a tensor subclass, a
-lazy stand-in whose methods run code when read, red team a14/a15/a151): flagged ``output_not_plain_tensor``.
-Only an exact built-in or numpy type counts as a plain value: a subclass of float or of ndarray can run
-code and stays a stand-in. Neither a wrong answer nor a stand-in is ever read again (no digest, no fetch).
+Three kinds: plain tensors (the answer); plain values that run no code when read (a Python number from
+``.item()``, a numpy array from ``.numpy()``, a list from ``.tolist()``, None, a dict of tensors): a
+beginner's wrong answer, scored as one, with a message that names what came back; and anything else (a
+tensor subclass, a lazy stand-in whose methods run code when read, red team a14/a15/a151): flagged
+``output_not_plain_tensor``. Only an exact built-in or numpy type counts as a plain value: a subclass of
+float or of ndarray can run code and stays a stand-in. Neither a wrong answer nor a stand-in is ever read
+again (no digest, no fetch), so the split scores nothing the stand-in could use.
 """
 from __future__ import annotations
 
@@ -33,10 +34,13 @@ def _numpy_kind(value: Any) -> Optional[str]:
 
 
 def plain_value(value: Any, depth: int = 0) -> Optional[str]:
-    """A description of `value` if it is a plain value holding no tensor and no object that runs code, else None."""
+    """A description of `value` if it is a plain value that runs no code when read (a Python or numpy value, or a
+    container of exact type list/tuple/dict holding such values or plain tensors), else None."""
     kind = _BUILTIN.get(type(value)) or _numpy_kind(value)
     if kind is not None:
         return kind
+    if type(value) is torch.Tensor and depth > 0:  # inside a dict or a nested list: never read either
+        return "a torch.Tensor"
     container = _CONTAINERS.get(type(value))
     if container is None or depth >= 3:
         return None
@@ -45,7 +49,8 @@ def plain_value(value: Any, depth: int = 0) -> Optional[str]:
     if any(k is None for k in inner):
         return None
     held = f" holding {inner[0].split(' (')[0]}" if inner else " (empty)"
-    hint = " (from .tolist()?)" if type(value) is list and inner and "Python" in inner[0] else ""
+    hint = " (from .tolist()?)" if type(value) is list and inner and "Python" in inner[0] else \
+        " (return the tensor itself, or a tuple of tensors)" if inner and "torch.Tensor" in inner[0] else ""
     return f"{container}{held}{hint}"
 
 
