@@ -106,3 +106,19 @@ def test_the_builtin_compile_is_still_forbidden():
     ref = get_task("gelu_bias").reference_code
     r = check_source(_gelu("        return compile('x', 'f', 'eval')\n"), ref)
     assert "forbidden_call:compile" in r.flags
+
+
+def test_a_matmul_precision_switch_is_a_setting_not_a_patch():
+    """`torch.backends.cuda.matmul.allow_tf32 = True` is the attribute spelling of the allowed
+    torch.set_float32_matmul_precision('high'); anything else assigned into torch.backends is still a patch."""
+    task = get_task("matmul_bias_relu")
+    source = ("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cudnn.allow_tf32 = True\n\n\n"
+              "class ModelNew(torch.nn.Module):\n    def forward(self, a, b, bias):\n"
+              "        return torch.relu(torch.addmm(bias, a, b))\n")
+    result = evaluate(task, source, seed=0)
+    assert result.correct and not result.hacked, (result.flags, result.static.errors)
+    for line in ("torch.backends.cuda.matmul.allow_tf32 = 1", "torch.backends.cuda.matmul.other = True",
+                 "del torch.backends.cuda.matmul.allow_tf32"):
+        flags = check_source(source.replace("torch.backends.cuda.matmul.allow_tf32 = True", line),
+                             task.reference_code).flags
+        assert "monkey_patch:torch.backends.cuda.matmul" in flags, line

@@ -24,6 +24,14 @@ REFUSED = {
     "torch.compile": _COMPILE, "torch._dynamo": _COMPILE, "torch._inductor": _COMPILE,
     "torch.set_num_threads": _THREADS, "torch.set_num_interop_threads": _THREADS,
 }
+# PyTorch's matmul precision switches: a True/False assigned to one is the attribute spelling of
+# torch.set_float32_matmul_precision (allowed), not a patch of the library. The GPU's own check judges the
+# precision on CUDA hosts; on CPU hosts they change nothing the model charges.
+PRECISION_SETTINGS = frozenset({
+    "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+})
 # what the child replaces (attributes of the torch module), by the name in REFUSED
 GUARDED = ("compile", "set_num_threads", "set_num_interop_threads")
 
@@ -34,6 +42,13 @@ def refused(name: Optional[str]) -> Optional[str]:
         if name and (name == prefix or name.startswith(prefix + ".")):
             return prefix
     return None
+
+
+def precision_setting(node: ast.AST, target: ast.AST, module: Optional[str]) -> bool:
+    """`node` is `<module>.<switch> = True/False` for one of PyTorch's matmul precision switches."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target, ast.Attribute)
+            and f"{module}.{target.attr}" in PRECISION_SETTINGS and isinstance(node.value, ast.Constant)
+            and type(node.value.value) is bool)
 
 
 def message(prefix: str) -> str:

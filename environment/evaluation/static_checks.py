@@ -207,7 +207,7 @@ class _Visitor(ast.NodeVisitor):
             self._exit_method(node, f"assigned onto {ast.unparse(target.value)}")
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             module = self.module_of(target.value)
-            if module:
+            if module and not runtime_features.precision_setting(node, target, module):
                 self.add(F.MONKEY_PATCH + ":" + module, node, f"line {node.lineno}: assigning into {module} "
                          "(monkey-patching a library) is not allowed; define your own functions instead")
 
