@@ -39,9 +39,10 @@ atol={task.atol:g}, rtol={task.rtol:g}) faster. Use Triton kernels (`import trit
 `torch.empty_like`/`torch.empty(..., device=x.device)`, never hard-code "cuda". Sizes are not
 multiples of block sizes: mask loads and stores. Example problem sizes: {shape_text}; the harness
 picks the sizes and the inputs, with a secret seed.
-{hidden_text}Triton is judged as on an H100: tl.dot of fp32 operands defaults to TF32 (pass
-input_precision="ieee" or "tf32x3" where the tolerance needs fp32), and a launch's programs run in
-any order, so two programs must never store different values to the same element.
+{hidden_text}Triton is judged as on an H100: tl.dot of fp32 operands defaults to TF32 (where the
+tolerance needs fp32, pass input_precision="tf32x3": three TF32 tensor-core passes, or "ieee": the
+CUDA cores, ~2.5x slower; bf16/fp16 operands multiply exactly and accumulate in fp32), and a launch's
+programs run in any order, so two programs must never store different values to the same element.
 
 Not allowed (scored 0): calling or importing the reference Model, try/except fallbacks (or anything
 else that swallows an exception), defining a kernel you never launch, threads, processes, files,

@@ -23,7 +23,7 @@ from typing import Any, NoReturn, Optional
 import torch
 from pydantic import ValidationError
 
-from environment.evaluation import fallback_guard, frames, gpu_numerics, sandbox
+from environment.evaluation import fallback_guard, frames, gpu_numerics, outputs, runtime_features, sandbox
 from environment.evaluation.launches import LaunchCounter
 from environment.evaluation.inputs import fingerprint, geometry, planned_inputs
 from environment.evaluation.protocol import (COMMAND, NOT_PLAIN, Count, Counted, Digest, Digested, Exit, Fetch,
@@ -55,11 +55,14 @@ def _digest(tensors: list[torch.Tensor]) -> str:
 
 
 def _outputs(out: Any) -> tuple[list[torch.Tensor], bool]:
-    items = list(out) if isinstance(out, (tuple, list)) else [out]
-    plain = all(type(t) is torch.Tensor for t in items)
-    if plain:
-        plain = all(t.untyped_storage().nbytes() >= 0 and not t.is_meta for t in items)
+    items, plain, _ = outputs.classify(out)
     return items, plain
+
+
+def _not_plain(out: Any) -> str:
+    """The error for a result that is no plain tensor: a wrong answer's own message when it is a plain value."""
+    returned = outputs.classify(out)[2]
+    return outputs.wrong_output_message(returned) if returned else NOT_PLAIN
 
 
 def _close_other_fds(keep: set[int]) -> None:
@@ -172,6 +175,7 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
     audit_events: list[str] = []
     sandbox.install_audit_tripwire(audit_events.append)
 
+    runtime_features.install_guards(torch)  # torch.compile, thread counts: a named error, not a seccomp kill
     module = types.ModuleType("submission")
     module.__file__ = source_path
     sys.modules["submission"] = module
@@ -311,7 +315,7 @@ def _cmd_trace(model, tensors, device, geometry=None):
     compute = time.perf_counter() - start
     items, plain = _outputs(out)
     if not plain:
-        return Traced(kind="traced", nonce="", ok=False, error=NOT_PLAIN), []
+        return Traced(kind="traced", nonce="", ok=False, error=_not_plain(out)), []
     trace, constants = recorder.finish(items)
     if geometry is not None:
         return Traced(kind="traced", nonce="", ok=True, trace=trace, outputs=0, compute_s=compute), constants
@@ -347,7 +351,7 @@ def _cmd_run(model, cmd: Run, tensors, device, audit_events):
     digest_before = _digest(inputs)
     outs: list[torch.Tensor] = []
     launches: dict[str, int] = {}
-    plain_all, mutated, n_out, compute = True, False, 0, 0.0
+    plain_all, mutated, n_out, compute, returned = True, False, 0, 0.0, None
     races: list[str] = []
     swallowed: list[str] = []
     for rep in range(cmd.repeat):
@@ -363,7 +367,7 @@ def _cmd_run(model, cmd: Run, tensors, device, audit_events):
             swallowed += fallback_guard.RECORDER.end()
         compute += time.perf_counter() - start
         races += numerics.races
-        items, plain = _outputs(out)
+        items, plain, returned = outputs.classify(out)
         plain_all &= plain
         if not plain:
             break
@@ -371,8 +375,9 @@ def _cmd_run(model, cmd: Run, tensors, device, audit_events):
         if rep == 0:
             launches, n_out = dict(counter.counts), len(items)
         outs.extend(t.detach().to("cpu") for t in items)
-    return (Ran(kind="ran", nonce=cmd.nonce, ok=True, plain=plain_all, mutated=mutated, launches=launches,
-                outputs=n_out, audit=list(audit_events), compute_s=compute, races=races[:5], swallowed=swallowed[:5]),
+    return (Ran(kind="ran", nonce=cmd.nonce, ok=True, plain=plain_all, returned=returned, mutated=mutated,
+                launches=launches, outputs=n_out, audit=list(audit_events), compute_s=compute, races=races[:5],
+                swallowed=swallowed[:5]),
             outs if plain_all else [])
 
 
@@ -401,6 +406,7 @@ def _cmd_time(model, staged, device, skip_model: bool = False):
                 hint += begin.elapsed_time(end) / 1e3
     elapsed = time.perf_counter() - start
     timed = [_outputs(o) for o in outs]
-    if not all(plain for _, plain in timed):  # a stand-in would do its work when the Digest step reads it (a151)
-        raise TypeError(NOT_PLAIN)
+    for out, (_, plain) in zip(outs, timed):  # a stand-in would do its work when the Digest step reads it (a151)
+        if not plain:
+            raise TypeError(_not_plain(out))
     return [items for items, _ in timed], (hint if cuda else elapsed)

@@ -25,6 +25,7 @@ from environment.evaluation.protocol import Job, Limits, Loaded, Ran, Run
 from environment.evaluation.frames import FrameError
 from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.modeled_bridge import modeled_performance
+from environment.evaluation.outputs import wrong_output_message
 from environment.evaluation.outcome import HarnessFault, StageContext
 from environment.evaluation.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
@@ -239,6 +240,9 @@ class Evaluation:
                 continue
             if c_head.swallowed:  # the child's reports are its text: capped before they reach feedback
                 swallowed += [str(e)[:300] for e in c_head.swallowed[:5]]
+            if not c_head.plain and c_head.returned:  # a number, numpy array or list: a wrong answer, never read
+                error = error or wrong_output_message(c_head.returned)
+                break
             if not c_head.plain:
                 self.flags.append(F.OUTPUT_NOT_TENSOR)
                 error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"

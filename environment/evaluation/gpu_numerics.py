@@ -24,6 +24,12 @@ what it reports. Three differences are closed:
 
 The hooks wrap and call through whatever is installed (the modeled-cost counters wrap the same
 methods), so either may be installed first. With no trial active only the dot rounding runs.
+
+4. Narrow operands. The interpreter keeps bf16 as raw 16-bit patterns and its `tl.dot` multiplied
+   those patterns as integers; a bf16 operand is now converted exactly to fp32 and the products
+   (exact in fp32) are accumulated in fp32, as the tensor cores do. fp16 and fp8 (e4m3 `float8e4nv`,
+   e5m2 `float8e5`) operands already converted exactly. The interpreter's fp32 -> bf16 cast truncated;
+   it now rounds to nearest even, as `.to(tl.bfloat16)` does on sm_90.
 """
 from __future__ import annotations
 
@@ -51,6 +57,20 @@ def tf32_round(x: np.ndarray) -> np.ndarray:
     special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
     rounded = (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
     return np.where(special, bits, rounded).view(np.float32)
+
+
+def bf16_to_fp32(bits: np.ndarray) -> np.ndarray:
+    """bf16 (the interpreter keeps its raw 16-bit patterns) -> fp32: exact, the pattern is fp32's high half."""
+    return (np.ascontiguousarray(bits).view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def fp32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """fp32 -> bf16 bit patterns as `cvt.rn.bf16.f32` (Triton's `.to(tl.bfloat16)` on sm_90): round to nearest,
+    ties to even; NaN stays NaN (quieted), Inf stays Inf."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    return np.where(nan, (bits >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
 
 
 def dot_products(a: np.ndarray, b: np.ndarray, precision: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -176,6 +196,16 @@ def install() -> None:
     @functools.wraps(create_dot)
     def rounded_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
         mode = getattr(input_precision, "name", str(input_precision or "IEEE")).upper()
+        if tl.bfloat16 in (a.dtype.scalar, b.dtype.scalar):
+            # the interpreter would multiply bf16's raw 16-bit patterns as integers: convert exactly to fp32
+            # and multiply there (bf16 x bf16 products are exact in fp32), accumulating in fp32 as the tensor
+            # cores do. The call through with the operands as given charges the dot (modeled counters).
+            create_dot(self, a, b, interp.TensorHandle(np.zeros_like(d.data), d.dtype.scalar), input_precision,
+                       max_num_imprecise_acc)
+            x, y = (bf16_to_fp32(t.data) if t.dtype.scalar == tl.bfloat16 else t.data.astype(np.float32)
+                    for t in (a, b))
+            return interp.TensorHandle((np.matmul(x, y, dtype=np.float32) + d.data).astype(d.data.dtype),
+                                       d.dtype.scalar)
         if mode == "IEEE" or a.dtype.scalar != tl.float32 or b.dtype.scalar != tl.float32:
             return create_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
         pairs = dot_products(a.data, b.data, mode)
@@ -188,6 +218,23 @@ def install() -> None:
                           acc, input_precision, max_num_imprecise_acc)
 
     builder_cls.create_dot = rounded_dot
+
+    cast_impl, fp_to_fp = builder_cls.cast_impl, builder_cls.create_fp_to_fp
+
+    @functools.wraps(cast_impl)
+    def cast(self, src, dst_type):  # the interpreter truncates fp32 -> bf16; sm_90 rounds to nearest even
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16:
+            return interp.TensorHandle(fp32_to_bf16(src.data), tl.bfloat16)
+        return cast_impl(self, src, dst_type)
+
+    @functools.wraps(fp_to_fp)
+    def to_fp(self, src, dst_type, rounding_mode):
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16 and \
+                getattr(rounding_mode, "name", "RTNE") == "RTNE":
+            return interp.TensorHandle(fp32_to_bf16(src.data), tl.bfloat16)
+        return fp_to_fp(self, src, dst_type, rounding_mode)
+
+    builder_cls.cast_impl, builder_cls.create_fp_to_fp = cast, to_fp
 
     set_grid_dim, set_grid_idx = builder_cls.set_grid_dim, builder_cls.set_grid_idx
 

@@ -184,7 +184,7 @@ class Reply(_Message):
     error: Optional[str] = None
     compute_s: float = Field(0.0, ge=0.0, allow_inf_nan=False)
 
-    @field_validator("error", "audit", "races", "swallowed", mode="before", check_fields=False)
+    @field_validator("error", "returned", "audit", "races", "swallowed", mode="before", check_fields=False)
     @classmethod
     def _bounded_text(cls, value: Any) -> Any:
         """Text from a child is capped where it is received: it can never grow the result past a frame."""
@@ -200,6 +200,7 @@ class Loaded(Reply):
 class Ran(Reply):
     kind: Literal["ran", "run"]
     plain: bool = False
+    returned: Optional[str] = Field(None, description="what forward returned when it holds no tensor at all")
     mutated: bool = False
     launches: dict[str, int] = Field(default_factory=dict)
     outputs: int = Field(0, ge=0)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from environment.evaluation import flags as F
+from environment.evaluation import runtime_features
 from environment.evaluation.result import StaticResult
 
 MAX_SOURCE_BYTES = 256 * 1024
@@ -125,7 +126,8 @@ class _Visitor(ast.NodeVisitor):
     # calls and attributes -----------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name):
-            if node.func.id in FORBIDDEN_CALLS:
+            # `from torch import compile` shadows the builtin: refused by name below, not flagged
+            if node.func.id in FORBIDDEN_CALLS and not runtime_features.refused(self.module_aliases.get(node.func.id)):
                 flag = F.MONKEY_PATCH if node.func.id in ("setattr", "delattr") else F.FORBIDDEN_CALL
                 self.add(flag + ":" + node.func.id, node, f"line {node.lineno}: calling {node.func.id}() is not "
                          "allowed in a submission; compute the result with torch or a Triton kernel")
@@ -205,7 +207,7 @@ class _Visitor(ast.NodeVisitor):
             self._exit_method(node, f"assigned onto {ast.unparse(target.value)}")
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             module = self.module_of(target.value)
-            if module:
+            if module and not runtime_features.precision_setting(node, target, module):
                 self.add(F.MONKEY_PATCH + ":" + module, node, f"line {node.lineno}: assigning into {module} "
                          "(monkey-patching a library) is not allowed; define your own functions instead")
 
@@ -490,6 +492,8 @@ def check_source(source: str, reference_code: str) -> StaticResult:
         if finding not in visitor.findings:
             visitor.findings.append(finding)
     errors = [f.message for f in visitor.findings]
+    unsupported = runtime_features.unsupported(tree, visitor.module_of)  # honest, unavailable here: no flag
+    errors += [text for _, text in unsupported]
     flags = sorted({f.flag for f in visitor.findings})
     arity = _forward_arity(tree, "ModelNew")
     if arity is None:
@@ -510,5 +514,6 @@ def check_source(source: str, reference_code: str) -> StaticResult:
         if f.line > 0:
             flag_lines.setdefault(f.flag, f.line)
     first = visitor.findings[0].line if visitor.findings and visitor.findings[0].line > 0 else None
+    first = first or next((line for line, _ in unsupported if line > 0), None)
     return StaticResult(ok=not errors, errors=errors, flags=flags, triton_kernels=visitor.kernels,
                         uses_triton=bool(visitor.kernels), line=first, flag_lines=flag_lines)

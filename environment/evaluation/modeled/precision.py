@@ -45,11 +45,13 @@ def tl_dot_precision(tl_dtype, input_precision) -> tuple[str, int]:
     if name in ("fp16", "bf16", "fp64"):
         return "dot_" + name, 1
     mode = getattr(input_precision, "name", str(input_precision or "TF32")).upper()
-    if mode == "IEEE":
-        return "dot_fp32", 1
+    if mode == "IEEE":  # explicitly IEEE: CUDA-core FMAs on sm_90, never the tensor cores
+        return "dot_ieee", 1
     if mode.startswith("BF16X"):
         return "dot_bf16", int(mode[5:])
-    return "dot_tf32", 3 if mode == "TF32X3" else 1
+    if mode == "TF32X3":  # three TF32 tensor-core products: about fp32 accuracy, its own key (never demoted)
+        return "dot_tf32x3", 3
+    return "dot_tf32", 1
 
 
 def tf32_admitted(tolerance: dict | None) -> bool:
@@ -62,9 +64,16 @@ def tf32_admitted(tolerance: dict | None) -> bool:
 
 
 def charged_precision(key: str, tf32_ok: bool) -> str:
-    """The peak a counted precision is charged at, so TF32 defaults win nothing for free:
-    fp32 matmuls run as TF32 when the tolerance admits it (reference and candidate alike), and a
-    TF32 dot is charged as IEEE fp32 when the tolerance does not."""
+    """The peak a counted precision is charged at (its passes are already in the FLOPs), so TF32 defaults
+    win nothing for free: PyTorch's fp32 matmuls run as TF32 when the tolerance admits it (the reference
+    and a PyTorch candidate alike), and a single-pass TF32 dot is charged as IEEE fp32 when the tolerance
+    does not (correctness is checked at small shapes; TF32's error grows with K at the GPU shape). A
+    tf32x3 dot is fp32-accurate: always the TF32 tensor-core rate, three passes. A Triton `ieee` dot runs
+    on the CUDA cores: always the fp32 FMA rate."""
+    if key == "dot_ieee":
+        return "dot_fp32"
+    if key == "dot_tf32x3":
+        return "dot_tf32"
     if tf32_ok and key == "dot_fp32":
         return "dot_tf32"
     if not tf32_ok and key == "dot_tf32":

@@ -1,0 +1,51 @@
+"""Wrong for this fp32 contract, by precision alone: a bf16x3 split (each fp32 tile as a bf16 high part and a bf16
+remainder, three bf16 tensor-core dots hi*hi + lo*hi + hi*lo, fp32 accumulator) keeps ~16 mantissa bits. It passes
+the normal and wide trials; on the extreme rows (values up to ~1e7 that cancel) its error exceeds atol=rtol=1e-3,
+as an exact emulation in float64 shows too. tf32x3 (~22 bits, triton_tf32x3.py) meets the contract."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_bias_relu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
+                            stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k = k0 + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + k[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        a_hi, b_hi = a.to(tl.bfloat16), b.to(tl.bfloat16)
+        a_lo = (a - a_hi.to(tl.float32)).to(tl.bfloat16)
+        b_lo = (b - b_hi.to(tl.float32)).to(tl.bfloat16)
+        acc = tl.dot(a_lo, b_hi, acc)
+        acc = tl.dot(a_hi, b_lo, acc)
+        acc = tl.dot(a_hi, b_hi, acc)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)
+    out = tl.maximum(acc + bias[None, :], 0.0)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, out,
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b, bias):
+        M, K = a.shape
+        N = b.shape[1]
+        out = torch.empty((M, N), dtype=a.dtype, device=a.device)
+        BLOCK_M, BLOCK_N, BLOCK_K = 64, 64, 64
+        grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+        matmul_bias_relu_kernel[grid](a, b, bias, out, M, N, K,
+                                      a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                      out.stride(0), out.stride(1),
+                                      BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+        return out
