@@ -1,0 +1,108 @@
+"""The Any env tab in headless Chromium: connected by ``?env=`` to OpenEnv's template environment
+(``openenv init``, served on loopback), played by hand and by a stub model, kept across a reload,
+compared and exported in ``openenv collect``'s format."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.openai_stub import OpenAIStub
+from tests.support.openenv_template import template_env  # noqa: F401  (fixture)
+from tests.support.web_server import playground_server
+from tests.ui.test_playground_browser import CHROMIUM, browser, shot, type_value  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.browser
+STEP_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with playground_server(KERNEL_ENV_ALLOW_PRIVATE_ENVS="1", HF_TOKEN="",
+                           KERNEL_PLAYGROUND_DATA_DIR=str(tmp_path_factory.mktemp("generic-data"))) as s:
+        yield s.url
+
+
+def wait_text(pg, elem_id: str, pattern: str, timeout_ms: int = STEP_MS) -> str:
+    pg.wait_for_function(
+        "([id, pat]) => new RegExp(pat, 'i').test(document.querySelector('#' + id)?.innerText || '')",
+        arg=[elem_id, pattern], timeout=timeout_ms)
+    return pg.inner_text(f"#{elem_id}")
+
+
+def steps_shown(pg) -> int:
+    return int(pg.get_attribute("#gen-summary-body", "data-steps"))
+
+
+def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server, template_env):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+    pg = context.new_page()
+    pg.goto(f"{server}/web/?env={template_env}")
+    wait_text(pg, "gen-status", "Connected to")
+    assert "at `" not in pg.inner_text("#gen-info") and template_env in pg.inner_text("#gen-info")
+
+    pg.click("#gen-reset")
+    wait_text(pg, "gen-status", "Episode started")
+    type_value(pg, "gen-f-message", "hello <b>browser</b>")
+    pg.click("#gen-step")
+    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    assert pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward") == "1.0"  # 19 chars, capped
+    assert "hello <b>browser</b>" in pg.inner_text("#gen-episode [data-step='1'] [data-field='echoed_message']")
+    assert pg.locator("#gen-episode b:text('browser')").count() == 0  # the echo is text, never markup
+    first_episode = pg.get_attribute("#gen-summary-body", "data-episode")
+    shot(pg, "generic-by-hand")
+
+    pg.reload()  # same browser id: the live session and its episode are found again
+    wait_text(pg, "gen-status", "Connected")
+    pg.wait_for_selector("#gen-summary-body", timeout=STEP_MS)
+    assert steps_shown(pg) == 1 and pg.get_attribute("#gen-summary-body", "data-episode") == first_episode
+    type_value(pg, "gen-f-message", "again")
+    pg.click("#gen-step")
+    pg.wait_for_selector("#gen-episode [data-step='2']", timeout=STEP_MS)
+
+    with OpenAIStub() as stub:
+        pg.click("#gen-reset")
+        wait_text(pg, "gen-status", "Episode started")
+        pg.get_by_text("Model player (any OpenAI-compatible API").click()
+        type_value(pg, "gen-base-url", stub.base_url)
+        type_value(pg, "gen-model", "policy/tool-call")
+        type_value(pg, "gen-model-steps", "2")
+        pg.click("#gen-model-play")
+        wait_text(pg, "gen-status", "Model step 2")
+        assert stub.requests and stub.requests[-1]["body"]["tools"][0]["function"]["name"] == "step"
+    assert pg.inner_text("#gen-episode [data-step='2'] [data-field='echoed_message']").startswith("stub says")
+    shot(pg, "generic-by-model")
+
+    pg.click("#gen-run-a input")
+    pg.get_by_role("option").nth(0).click()
+    pg.click("#gen-run-b input")
+    pg.get_by_role("option").nth(1).click()
+    pg.click("#gen-compare-btn")
+    pg.wait_for_selector("#gen-compare-table", timeout=STEP_MS)
+    header = pg.inner_text("#gen-compare-table thead")
+    assert "policy/tool-call" in header and "human" in header
+
+    pg.click("#gen-export")
+    wait_text(pg, "gen-status", "Exported 2 episode")
+    links = pg.locator("#gen-export-files a")
+    links.first.wait_for(timeout=STEP_MS)
+    files = {}
+    for i in range(links.count()):
+        href = links.nth(i).get_attribute("href")
+        name = href.rsplit("/", 1)[-1]
+        files[name] = pg.request.get(href if href.startswith("http") else server + href).text()
+    rows = [json.loads(line) for line in files["results.jsonl"].splitlines()]
+    assert [r["extra"]["player"] for r in rows] == ["human", "model"]
+    assert [len(r["tool_trace"]) for r in rows] == [2, 2] and rows[0]["episode_id"] == first_episode
+    assert "configs:" in files["README.md"] and json.loads(files["metadata.json"])["num_episodes"] == 2
+    shot(pg, "generic-export")
+    context.close()
+
+
+def test_refused_and_unreachable_servers_say_why(browser, server):
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(f"{server}/web/?env=http://127.0.0.1:9")
+    text = wait_text(pg, "gen-status", "cannot reach")
+    assert "check the URL and that the server is running" in text
+    context.close()
