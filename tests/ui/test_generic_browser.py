@@ -99,10 +99,33 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
     context.close()
 
 
-def test_refused_and_unreachable_servers_say_why(browser, server):
+def test_refused_and_unreachable_servers_say_why(browser, server):  # noqa: F811
     context = browser.new_context()
     pg = context.new_page()
     pg.goto(f"{server}/web/?env=http://127.0.0.1:9")
     text = wait_text(pg, "gen-status", "cannot reach")
     assert "check the URL and that the server is running" in text
+    context.close()
+
+
+def test_kernel_export_tab_also_writes_the_collect_format(browser, server):  # noqa: F811
+    from openenv.core.harness.collect import EpisodeRecord as CollectRecord
+    from tests.ui.test_playground_browser import open_playground, play_example, wait_status
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = context.new_page()
+    open_playground(pg, server)
+    play_example(pg, "correct: torch_two_ops", 1)
+    pg.get_by_role("tab", name="Export").click()
+    pg.click("#export-btn")
+    wait_status(pg, "1 episode", "export-status")
+    links = pg.locator("#download-collect a")
+    links.first.wait_for(timeout=STEP_MS)
+    hrefs = {h.rsplit("/", 1)[-1]: h for h in (links.nth(i).get_attribute("href") for i in range(links.count()))}
+    row = json.loads(pg.request.get(hrefs["results.jsonl"] if hrefs["results.jsonl"].startswith("http")
+                                    else server + hrefs["results.jsonl"]).text())
+    record = CollectRecord(**row)
+    assert record.task["task_id"] == "gelu_bias" and record.extra["player"] == "human"
+    assert record.extra["hacked"] is False and "class ModelNew" in record.tool_trace[0]["arguments"]["code"]
+    assert record.reward == row["metrics"]["rewards"][-1] > 0
     context.close()

@@ -107,7 +107,7 @@ def test_observations_render_escaped_with_markdown_html_off_tables_and_images():
     assert 'src="javascript' not in out
 
 
-def test_template_env_by_hand_and_by_model_then_collect_export_loads(template_env, tmp_path, allow_private):
+def test_template_env_by_hand_and_by_model_then_collect_export_loads(template_env, tmp_path, allow_private):  # noqa: F811
     datasets = pytest.importorskip("datasets")
     from openenv.core.harness.collect import EpisodeRecord as CollectRecord
 

@@ -18,7 +18,6 @@ other export of this project.
 from __future__ import annotations
 
 import tempfile
-import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -136,7 +135,3 @@ def collect_files(episodes: Iterable[Played]) -> list[str]:
     """The three files of a fresh export, for a download component."""
     folder = write_collect(episodes)
     return [str(folder / name) for name in ("results.jsonl", "metadata.json", "README.md")]
-
-
-def stamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime())

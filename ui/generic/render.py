@@ -128,6 +128,19 @@ def step_html(n: int, label: str, action: Any, result: dict[str, Any], error: Op
     return f'<div class="gen-step" data-step="{n}">{"".join(parts)}</div>'
 
 
+STYLE = """<style>
+.gen-step{border:1px solid #d0d7de;border-radius:6px;padding:.5em .8em;margin:.5em 0}
+.gen-step-head{margin-bottom:.3em}.gen-reward{font-weight:600;color:#0a6b2d;margin-left:.6em}
+.gen-done{margin-left:.6em;color:#57606a}.gen-done[data-done="true"]{color:#8250df;font-weight:600}
+.gen-dict{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0}
+.gen-dict dt{font-family:monospace;color:#57606a}.gen-dict dd{margin:0}
+.gen-text{white-space:pre-wrap;max-height:24em;overflow:auto;background:#f6f8fa;padding:.4em;margin:0}
+.gen-table{border-collapse:collapse}.gen-table td,.gen-table th{border:1px solid #d0d7de;padding:.15em .5em}
+.gen-img{max-width:100%;max-height:24em}.gen-error{color:#b3261e;font-weight:600}.gen-null{color:#8c959f}
+.gen-warn{color:#9a6700}
+</style>"""
+
+
 def episode_html(steps_html: list[str]) -> str:
-    return '<div class="gen-episode">' + "".join(reversed(steps_html)) + "</div>" if steps_html else \
-        '<div class="gen-episode gen-empty">No episode yet: connect, then Reset.</div>'
+    body = "".join(reversed(steps_html)) if steps_html else "No episode yet: connect, then Reset."
+    return f'{STYLE}<div class="gen-episode{"" if steps_html else " gen-empty"}">{body}</div>'

@@ -5,6 +5,7 @@ read-only link ``?episode=<id>`` (a generic one opens in the Any env tab), and t
 """
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -74,13 +75,7 @@ class GenericRuns:
         return [GenericEpisode.model_validate_json(r[0]) for r in rows]
 
 
-_RUNS: Optional[GenericRuns] = None
-_RUNS_LOCK = threading.Lock()
-
-
+@functools.lru_cache(maxsize=1)
 def runs() -> GenericRuns:
-    global _RUNS
-    with _RUNS_LOCK:
-        if _RUNS is None:
-            _RUNS = GenericRuns()
-        return _RUNS
+    """The process's generic runs, opened on first use (beside ui.store's episodes)."""
+    return GenericRuns()

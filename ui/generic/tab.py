@@ -6,7 +6,6 @@ newest episode there); ``/web/?run=<episode id>`` opens one stored episode read-
 from __future__ import annotations
 
 import html
-import json
 import logging
 from typing import Any, Optional
 
@@ -69,7 +68,7 @@ def _run_choices(browser_id: Optional[str]) -> list[tuple[str, str]]:
 
 def _compare_html(a: Optional[GenericEpisode], b: Optional[GenericEpisode]) -> str:
     if a is None or b is None:
-        return status_html("choose two stored runs to compare", "warn")
+        return status_html("choose two stored runs to compare", "info")
     note = "" if (a.env_url, a.seed) == (b.env_url, b.seed) else \
         '<p class="gen-warn">These runs differ in environment or seed: their rewards are not comparable step by step.</p>'
     rows = "".join(
@@ -173,7 +172,7 @@ class GenericTab:
         return {self.status: status_html(message, kind), self.summary: _summary(ep), self.episode: _episode_view(ep)}
 
     def _fail(self, e: Exception) -> dict:
-        return {self.status: status_html(str(e), "err")}
+        return {self.status: status_html(str(e), "error")}
 
     def _human_step(self, browser_id, tool: str, specs: list[FormField], values: list[Any]) -> dict:
         live = LIVE.get(browser_id)
@@ -188,15 +187,15 @@ class GenericTab:
             return self._fail(e)
         return self._view(browser_id, live, f"Step {step.step}: reward {step.reward}, "
                           f"{'done' if step.done else 'not done'}" + (f" · {step.error}" if step.error else ""),
-                          "err" if step.error else "ok")
+                          "error" if step.error else "ok")
 
     def _connect(self, url: str, browser_id: Optional[str], request: Optional[gr.Request] = None):
         if not browser_id:
-            return {self.status: status_html("this page has no browser id yet: reload it", "err")}
+            return {self.status: status_html("this page has no browser id yet: reload it", "error")}
         try:
             live = LIVE.connect(browser_id, url)
         except TargetError as e:
-            return {self.status: status_html(str(e), "err"), self.spec: None, self.info: ""}
+            return {self.status: status_html(str(e), "error"), self.spec: None, self.info: ""}
         names = list(live.forms())
         return {self.status: status_html(f"Connected to {live.target.name}: press Reset to start an episode.", "ok"),
                 self.info: _info(live), self.spec: _forms_spec(live), self.url: live.target.url,
@@ -244,7 +243,7 @@ class GenericTab:
     def _open(self, run_id):
         ep = runs().get(run_id or "")
         if ep is None:
-            return {self.status: status_html("choose a stored run (or the link's episode has expired)", "err")}
+            return {self.status: status_html("choose a stored run (or the link's episode has expired)", "error")}
         return {self.status: status_html(f"Showing stored run {ep.episode_id} (read-only).", "ok"),
                 self.summary: _summary(ep), self.episode: _episode_view(ep)}
 
@@ -253,7 +252,7 @@ class GenericTab:
             episodes = [e for e in runs().episodes(browser_id or "") if e.steps][::-1]
             files = collect_files(episodes)
         except USER_ERRORS as e:
-            return {self.status: status_html(str(e), "err")}
+            return {self.status: status_html(str(e), "error")}
         return {self.files: files, self.status: status_html(f"Exported {len(episodes)} episode(s) as results.jsonl, "
                                                             "metadata.json and README.md.", "ok")}
 
