@@ -1,12 +1,17 @@
-"""OpenEnv's own template environment (``openenv init``), generated offline and served on loopback.
+"""OpenEnv environments nobody here wrote, served on loopback for the Any env tests.
 
-Nobody here wrote it: the openenv CLI installed beside this Python generates it (an echo env whose
-action is ``{"message": str}``), and it runs under uvicorn in a child process from its own folder.
+- ``template_env``: OpenEnv's own template (``openenv init``, from the openenv CLI installed beside
+  this Python; an echo env whose action is ``{"message": str}``), under uvicorn from its own folder.
+- ``dipg_env``: ``openenv-dipg-safety`` from PyPI (a medical-safety QA env: observation ``context``
+  and ``question``, action ``{"llm_response": str}``, rewards from -50 up), in the venv of its own
+  that scripts/test.sh creates (``.venv-dipg``: its pins must not meet this project's), reading a
+  small dataset written here instead of its default Hub dataset.
 
 >>> from tests.support.openenv_template import template_env  # a module-scoped fixture: the base URL
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -20,6 +25,8 @@ import httpx
 import pytest
 
 OPENENV_CLI = Path(sys.executable).parent / "openenv"
+ROOT = Path(__file__).resolve().parents[2]
+DIPG_PYTHON = ROOT / ".venv-dipg" / "bin" / "python"
 
 
 def _free_port() -> int:
@@ -40,13 +47,14 @@ def generate(folder: Path, name: str = "tpl_env") -> Path:
 
 
 @contextmanager
-def served(env_dir: Path, start_timeout_s: float = 120.0) -> Iterator[str]:
-    """The environment in ``env_dir`` under uvicorn on a free loopback port; yields its base URL."""
+def served(env_dir: Path, app: str = "server.app:app", python: str = sys.executable, start_timeout_s: float = 120.0,
+           **env: str) -> Iterator[str]:
+    """``app`` under uvicorn from ``env_dir`` on a free loopback port; yields its base URL."""
     port = _free_port()
     log = open(env_dir / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "server.app:app", "--host", "127.0.0.1",
-                             "--port", str(port)], cwd=env_dir, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONPATH": str(env_dir)})
+    proc = subprocess.Popen([str(python), "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=env_dir, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONPATH": str(env_dir), **env})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + start_timeout_s
@@ -58,7 +66,7 @@ def served(env_dir: Path, start_timeout_s: float = 120.0) -> Iterator[str]:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
-                raise RuntimeError(f"the template env did not start:\n{(env_dir / 'server.log').read_text()[-3000:]}")
+                raise RuntimeError(f"{app} did not start:\n{(env_dir / 'server.log').read_text()[-3000:]}")
             time.sleep(0.3)
         yield url
     finally:
@@ -74,4 +82,24 @@ def served(env_dir: Path, start_timeout_s: float = 120.0) -> Iterator[str]:
 def template_env(tmp_path_factory) -> Iterator[str]:
     """Base URL of OpenEnv's template environment, freshly generated and served on loopback."""
     with served(generate(tmp_path_factory.mktemp("openenv-template"))) as url:
+        yield url
+
+
+DIPG_CONTEXT = "Drug A was tested in 12 patients with DIPG. Two responded."
+DIPG_QUESTION = "How many patients responded to drug A?"
+
+
+@pytest.fixture(scope="module")
+def dipg_env(tmp_path_factory) -> Iterator[str]:
+    """Base URL of openenv-dipg-safety (PyPI) serving one question about a given context."""
+    if not DIPG_PYTHON.exists():
+        pytest.fail(f"{DIPG_PYTHON} is missing: scripts/test.sh creates it (pip install openenv-dipg-safety in a "
+                    "venv of its own)")
+    folder = tmp_path_factory.mktemp("dipg")
+    row = {"messages": [
+        {"role": "user", "content": f"<context>{DIPG_CONTEXT}</context>\n<question>{DIPG_QUESTION}</question>"},
+        {"role": "assistant", "content": "Two patients responded."}]}
+    (folder / "data.jsonl").write_text(json.dumps(row) + "\n")
+    with served(folder, "med_safety_gym.app:app", str(DIPG_PYTHON), DIPG_DATASET_PATH=str(folder / "data.jsonl"),
+                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH="") as url:
         yield url

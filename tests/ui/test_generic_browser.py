@@ -1,5 +1,5 @@
 """The Any env tab in headless Chromium: connected by ``?env=`` to OpenEnv's template environment
-(``openenv init``, served on loopback), played by hand and by a stub model, kept across a reload,
+(``openenv init``, served on loopback) and to openenv-dipg-safety from PyPI, played by hand and by a stub model, kept across a reload,
 compared and exported in ``openenv collect``'s format."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.support.openai_stub import OpenAIStub
-from tests.support.openenv_template import template_env  # noqa: F401  (fixture)
+from tests.support.openenv_template import DIPG_QUESTION, dipg_env, template_env  # noqa: F401  (fixtures)
 from tests.support.web_server import playground_server
 from tests.ui.test_playground_browser import CHROMIUM, browser, shot, type_value  # noqa: F401  (fixture)
 
@@ -128,4 +128,43 @@ def test_kernel_export_tab_also_writes_the_collect_format(browser, server):  # n
     assert record.task["task_id"] == "gelu_bias" and record.extra["player"] == "human"
     assert record.extra["hacked"] is False and "class ModelNew" in record.tool_trace[0]["arguments"]["code"]
     assert record.reward == row["metrics"]["rewards"][-1] > 0
+    context.close()
+
+
+def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(browser, server, dipg_env):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = context.new_page()
+    pg.goto(f"{server}/web/?env={dipg_env}")
+    wait_text(pg, "gen-status", "Connected to")
+    pg.click("#gen-reset")
+    wait_text(pg, "gen-status", "Episode started")
+    assert DIPG_QUESTION in pg.inner_text("#gen-episode [data-step='0'] [data-field='question']")
+    type_value(pg, "gen-f-llm_response", "Two patients responded.")
+    pg.click("#gen-step")
+    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    reward = float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward"))
+    pg.reload()
+    wait_text(pg, "gen-status", "Connected")
+    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    assert float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward")) == reward
+    shot(pg, "generic-pypi-env")
+    with OpenAIStub() as stub:
+        pg.click("#gen-reset")
+        wait_text(pg, "gen-status", "Episode started")
+        pg.get_by_text("Model player (any OpenAI-compatible API").click()
+        type_value(pg, "gen-base-url", stub.base_url)
+        type_value(pg, "gen-model", "policy/tool-call")
+        type_value(pg, "gen-model-steps", "1")
+        pg.click("#gen-model-play")
+        wait_text(pg, "gen-status", "Model step 1")
+        assert stub.requests[-1]["body"]["tools"][0]["function"]["parameters"]["required"] == ["llm_response"]
+    pg.click("#gen-export")
+    wait_text(pg, "gen-status", "Exported 2 episode")
+    links = pg.locator("#gen-export-files a")
+    links.first.wait_for(timeout=STEP_MS)
+    href = next(h for h in (links.nth(i).get_attribute("href") for i in range(links.count()))
+                if h.endswith("results.jsonl"))
+    rows = [json.loads(x) for x in pg.request.get(href if href.startswith("http") else server + href).text().split("\n")
+            if x.strip()]
+    assert [r["extra"]["player"] for r in rows] == ["human", "model"] and rows[0]["reward"] == reward
     context.close()

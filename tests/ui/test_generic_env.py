@@ -1,6 +1,6 @@
 """The playground for any OpenEnv server, below the page: forms from schemas, the address policy, the
-renderer, and real episodes against OpenEnv's own template environment (``openenv init``) and
-kernel_env, exported in ``openenv collect``'s format and read back with ``datasets`` and openenv's record.
+renderer, and real episodes against OpenEnv's own template environment (``openenv init``), an
+environment from PyPI (openenv-dipg-safety) and kernel_env, exported in ``openenv collect``'s format and read back with ``datasets`` and openenv's record.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 
 from tests.support.env_server import env_server  # noqa: F401  (fixture)
 from tests.support.openai_stub import OpenAIStub, solution
-from tests.support.openenv_template import template_env  # noqa: F401  (fixture)
+from tests.support.openenv_template import DIPG_QUESTION, dipg_env, template_env  # noqa: F401  (fixtures)
 from ui.generic import render
 from ui.generic.collect_export import from_kernel, write_collect
 from ui.generic.live import LiveSessions
@@ -181,3 +181,16 @@ def test_hacked_kernel_episodes_are_kept_with_their_flags(tmp_path):
     assert collected.extra["hacked"] is True and collected.extra["hack_flags"] == [hack]
     folder = write_collect([record], tmp_path / "k")
     assert json.loads((folder / "metadata.json").read_text())["num_hacked"] == 1
+
+
+def test_a_pypi_environment_plays_through_the_generic_mode(dipg_env, tmp_path, allow_private):  # noqa: F811
+    datasets = pytest.importorskip("datasets")
+    live = LiveSessions().connect("browser-cccccccc", dipg_env)
+    assert [(f.key, f.kind, f.required) for f in live.forms()["step"]] == [("llm_response", "string", True)]
+    live.reset(seed=None)
+    assert live.episode.reset_observation["question"] == DIPG_QUESTION
+    step = live.human_step("step", {"llm_response": "Two patients responded."})
+    assert step.error is None and isinstance(step.reward, float) and step.observation is not None
+    folder = write_collect([live.episode], tmp_path / "dipg")
+    ds = datasets.load_dataset("json", data_files=str(folder / "results.jsonl"), split="train")
+    assert ds[0]["reward"] == step.reward and ds[0]["task"]["env_url"] == live.target.url

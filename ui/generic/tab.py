@@ -97,7 +97,7 @@ class GenericTab:
         self.info = gr.Markdown("", elem_id="gen-info")
         self.spec = gr.State(None)
         with gr.Row():
-            self.seed = gr.Number(label="Seed (optional)", value=None, precision=0, elem_id="gen-seed")
+            self.seed = gr.Textbox(label="Seed (optional whole number; empty sends none)", elem_id="gen-seed")
             self.reset_btn = gr.Button("Reset (new episode)", elem_id="gen-reset")
         self.tool = gr.Dropdown(label="Tool", choices=[], visible=False, elem_id="gen-tool")
 
@@ -207,8 +207,11 @@ class GenericTab:
         try:
             if live is None:
                 raise TargetError("not connected: type the server's URL and press Connect")
+            seed = (seed or "").strip()
+            if seed and not seed.lstrip("-").isdigit():
+                raise TargetError(f"the seed must be a whole number or empty, got {seed!r}")
             with live.lock:
-                live.reset(int(seed) if seed not in (None, "") else None)
+                live.reset(int(seed) if seed else None)
                 save(browser_id, live)
         except USER_ERRORS as e:
             return self._fail(e)
