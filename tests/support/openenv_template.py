@@ -6,6 +6,8 @@
   and ``question``, action ``{"llm_response": str}``, rewards from -50 up), in the venv of its own
   that scripts/test.sh creates (``.venv-dipg``: its pins must not meet this project's), reading a
   small dataset written here instead of its default Hub dataset.
+- ``mcp_env``: tests/support/mcp_counter_app.py, two MCP tools built with openenv's own MCPEnvironment
+  under openenv-core 0.3.0 (``.venv-openenv-core``): the one env here that is ours, for the MCP forms.
 
 >>> from tests.support.openenv_template import template_env  # a module-scoped fixture: the base URL
 """
@@ -19,7 +21,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import httpx
 import pytest
@@ -48,10 +50,11 @@ def generate(folder: Path, name: str = "tpl_env") -> Path:
 
 @contextmanager
 def served(env_dir: Path, app: str = "server.app:app", python: str = sys.executable, start_timeout_s: float = 120.0,
-           **env: str) -> Iterator[str]:
+           log_path: Optional[Path] = None, **env: str) -> Iterator[str]:
     """``app`` under uvicorn from ``env_dir`` on a free loopback port; yields its base URL."""
     port = _free_port()
-    log = open(env_dir / "server.log", "w")
+    log_path = log_path or env_dir / "server.log"
+    log = open(log_path, "w")
     proc = subprocess.Popen([str(python), "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)],
                             cwd=env_dir, stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONPATH": str(env_dir), **env})
@@ -66,7 +69,7 @@ def served(env_dir: Path, app: str = "server.app:app", python: str = sys.executa
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
-                raise RuntimeError(f"{app} did not start:\n{(env_dir / 'server.log').read_text()[-3000:]}")
+                raise RuntimeError(f"{app} did not start:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.3)
         yield url
     finally:
@@ -102,4 +105,17 @@ def dipg_env(tmp_path_factory) -> Iterator[str]:
     (folder / "data.jsonl").write_text(json.dumps(row) + "\n")
     with served(folder, "med_safety_gym.app:app", str(DIPG_PYTHON), DIPG_DATASET_PATH=str(folder / "data.jsonl"),
                 HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH="") as url:
+        yield url
+
+
+OLD_CORE_PYTHON = ROOT / ".venv-openenv-core" / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def mcp_env(tmp_path_factory) -> Iterator[str]:
+    """Base URL of tests/support/mcp_counter_app.py (two MCP tools) under openenv-core 0.3.0."""
+    if not OLD_CORE_PYTHON.exists():
+        pytest.fail(f"{OLD_CORE_PYTHON} is missing: scripts/test.sh creates it (pip install openenv-core==0.3.0)")
+    with served(Path(__file__).parent, "mcp_counter_app:app", str(OLD_CORE_PYTHON),
+                log_path=tmp_path_factory.mktemp("mcp") / "server.log") as url:
         yield url

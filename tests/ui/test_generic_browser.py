@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.support.openai_stub import OpenAIStub
-from tests.support.openenv_template import DIPG_QUESTION, dipg_env, template_env  # noqa: F401  (fixtures)
+from tests.support.openenv_template import DIPG_QUESTION, dipg_env, mcp_env, template_env  # noqa: F401  (fixtures)
 from tests.support.web_server import playground_server
 from tests.ui.test_playground_browser import CHROMIUM, browser, shot, type_value  # noqa: F401  (fixture)
 
@@ -167,4 +167,29 @@ def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(bro
     rows = [json.loads(x) for x in pg.request.get(href if href.startswith("http") else server + href).text().split("\n")
             if x.strip()]
     assert [r["extra"]["player"] for r in rows] == ["human", "model"] and rows[0]["reward"] == reward
+    context.close()
+
+
+def test_mcp_environment_gets_a_form_per_tool(browser, server, mcp_env):  # noqa: F811
+    from tests.ui.test_playground_browser import choose
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = context.new_page()
+    pg.goto(f"{server}/web/?env={mcp_env}")
+    wait_text(pg, "gen-status", "Connected to")
+    assert "`add`" not in pg.inner_text("#gen-info") and "add, shout" in pg.inner_text("#gen-info")
+    pg.click("#gen-reset")
+    wait_text(pg, "gen-status", "Episode started")
+    type_value(pg, "gen-f-n", "5")
+    pg.click("#gen-step")
+    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    choose(pg, "gen-tool", "shout")
+    pg.wait_for_selector("#gen-f-text", timeout=STEP_MS)
+    type_value(pg, "gen-f-text", "hey")
+    type_value(pg, "gen-f-times", "3")
+    pg.click("#gen-step")
+    pg.wait_for_selector("#gen-episode [data-step='2']", timeout=STEP_MS)
+    assert "HEY HEY HEY" in pg.inner_text("#gen-episode [data-step='2']")
+    assert "shout" in pg.inner_text("#gen-episode [data-step='2'] .gen-step-head")
+    shot(pg, "generic-mcp-tools")
     context.close()

@@ -11,7 +11,7 @@ import yaml
 
 from tests.support.env_server import env_server  # noqa: F401  (fixture)
 from tests.support.openai_stub import OpenAIStub, solution
-from tests.support.openenv_template import DIPG_QUESTION, dipg_env, template_env  # noqa: F401  (fixtures)
+from tests.support.openenv_template import DIPG_QUESTION, dipg_env, mcp_env, template_env  # noqa: F401  (fixtures)
 from ui.generic import render
 from ui.generic.collect_export import from_kernel, write_collect
 from ui.generic.live import LiveSessions
@@ -194,3 +194,22 @@ def test_a_pypi_environment_plays_through_the_generic_mode(dipg_env, tmp_path, a
     folder = write_collect([live.episode], tmp_path / "dipg")
     ds = datasets.load_dataset("json", data_files=str(folder / "results.jsonl"), split="train")
     assert ds[0]["reward"] == step.reward and ds[0]["task"]["env_url"] == live.target.url
+
+
+def test_mcp_tools_get_one_form_each_and_are_called_as_tools(mcp_env, tmp_path, allow_private):  # noqa: F811
+    live = LiveSessions().connect("browser-dddddddd", mcp_env)
+    forms = live.forms()
+    assert {name: [(f.key, f.kind, f.required) for f in fs] for name, fs in forms.items()} == {
+        "add": [("n", "integer", True)], "shout": [("text", "string", True), ("times", "integer", False)]}
+    live.reset(seed=None)
+    live.human_step("add", assemble(forms["add"], ["3"]))
+    second = live.human_step("add", assemble(forms["add"], [4]))
+    shout = live.human_step("shout", assemble(forms["shout"], ["hi", 2]))
+    assert second.observation["result"]["data"] == 7 and shout.observation["result"]["data"] == "HI HI"
+    with OpenAIStub() as stub:
+        step = live.model_step(ModelSettings.checked("policy/tool-call", stub.base_url, 0.2, 256), None)
+        offered = [t["function"]["name"] for t in stub.requests[-1]["body"]["tools"]]
+    assert offered == ["add", "shout"] and step.tool_name == "add" and step.observation["result"]["data"] == 8
+    row = json.loads((write_collect([live.episode], tmp_path / "mcp") / "results.jsonl").read_text())
+    assert [t["tool_name"] for t in row["tool_trace"]] == ["add", "add", "shout", "add"]
+    assert row["tool_trace"][2]["arguments"] == {"text": "hi", "times": 2}

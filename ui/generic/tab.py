@@ -156,16 +156,17 @@ class GenericTab:
         if f.kind == "json":
             return gr.Code(value=value, language="json", label=label + " (JSON)", elem_id=elem_id, interactive=True)
         if f.kind == "list":
-            return gr.Textbox(value=value, label=label + " (one per line)", lines=3, elem_id=elem_id, info=info)
+            return gr.Textbox(value=value, label=label + " (one per line)", lines=3, elem_id=elem_id, info=info,
+                              interactive=True)
         if f.kind == "boolean":
-            return gr.Checkbox(value=value, label=label, elem_id=elem_id, info=info)
+            return gr.Checkbox(value=value, label=label, elem_id=elem_id, info=info, interactive=True)
         if f.kind == "enum":
             return gr.Dropdown([str(c) for c in f.choices], value=None if value is None else str(value), label=label,
-                               elem_id=elem_id, info=info)
+                               elem_id=elem_id, info=info, interactive=True)
         if f.kind in ("integer", "number"):
             return gr.Number(value=value, label=label, precision=0 if f.kind == "integer" else None, elem_id=elem_id,
-                             info=info)
-        return gr.Textbox(value=value, label=label, elem_id=elem_id, info=info)
+                             info=info, interactive=True)
+        return gr.Textbox(value=value, label=label, elem_id=elem_id, info=info, interactive=True)
 
     def _view(self, browser_id: Optional[str], live: Optional[Live], message: str, kind: str = "ok") -> dict:
         ep = live.episode if live else None

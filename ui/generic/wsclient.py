@@ -88,7 +88,9 @@ class EnvSession:
             return []
         result = reply.get("result") if isinstance(reply, dict) else None
         tools = (result or {}).get("tools") if isinstance(result, dict) else None
-        return [t for t in tools or [] if isinstance(t, dict) and t.get("name")]
+        # MCP says inputSchema; openenv-core 0.3.0 serializes its Tool model as input_schema
+        return [{**t, "inputSchema": t.get("inputSchema") or t.get("input_schema") or {"type": "object"}}
+                for t in tools or [] if isinstance(t, dict) and t.get("name")]
 
     def _drop(self) -> None:
         ws, self._ws = self._ws, None
