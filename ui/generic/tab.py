@@ -56,7 +56,10 @@ def _info(live: Live) -> str:
 
 
 def _forms_spec(live: Live) -> dict:
-    return {"url": live.target.url, "forms": {name: [f.__dict__ for f in fs] for name, fs in live.forms().items()}}
+    """What the form is built from; one state, so each change renders the form once (a second render
+    would drop what the player already typed)."""
+    forms = {name: [f.__dict__ for f in fs] for name, fs in live.forms().items()}
+    return {"url": live.target.url, "forms": forms, "tool": next(iter(forms))}
 
 
 def _run_choices(browser_id: Optional[str]) -> list[tuple[str, str]]:
@@ -101,12 +104,12 @@ class GenericTab:
             self.reset_btn = gr.Button("Reset (new episode)", elem_id="gen-reset")
         self.tool = gr.Dropdown(label="Tool", choices=[], visible=False, elem_id="gen-tool")
 
-        @gr.render(inputs=[self.spec, self.tool])
-        def form(spec: Optional[dict], tool: Optional[str]):
+        @gr.render(inputs=[self.spec])
+        def form(spec: Optional[dict]):
             if not spec:
                 return
             forms = spec["forms"]
-            name = tool if tool in forms else next(iter(forms))
+            name = spec["tool"] if spec.get("tool") in forms else next(iter(forms))
             specs = [FormField(**{**f, "path": tuple(f["path"]), "choices": tuple(f["choices"])}) for f in forms[name]]
             inputs = [self._component(f) for f in specs]
             step_btn = gr.Button(f"Step ({name})" if name != "step" else "Step", variant="primary",
@@ -267,6 +270,7 @@ class GenericTab:
     def _wire(self) -> None:
         connect_out = [self.status, self.info, self.spec, self.url, self.tool, self.summary, self.episode]
         self.connect_btn.click(self._connect, [self.url, self.browser], connect_out)
+        self.tool.input(lambda spec, tool: {**spec, "tool": tool} if spec else spec, [self.spec, self.tool], [self.spec])
         self.url.submit(self._connect, [self.url, self.browser], connect_out)
         self.reset_btn.click(self._reset, [self.browser, self.seed], self.play_outputs + [self.run_a]).then(
             self._refresh_runs, [self.browser], [self.run_a, self.run_b])
