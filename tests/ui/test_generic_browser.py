@@ -30,19 +30,46 @@ def wait_text(pg, elem_id: str, pattern: str, timeout_ms: int = STEP_MS) -> str:
     return pg.inner_text(f"#{elem_id}")
 
 
+def started(chromium, server: str, env_url: str):
+    """A fresh browser context on ``/web/?env=<env_url>``, connected, with an episode reset."""
+    context = chromium.new_context(viewport={"width": 1440, "height": 1000})
+    pg = context.new_page()
+    pg.goto(f"{server}/web/?env={env_url}")
+    wait_text(pg, "gen-status", "Connected to")
+    pg.click("#gen-reset")
+    wait_text(pg, "gen-status", "Episode started")
+    return context, pg
+
+
+def downloads(pg, server: str, elem_id: str) -> dict[str, str]:
+    """The files a gr.File component offers, by name: their text."""
+    links = pg.locator(f"#{elem_id} a")
+    links.first.wait_for(timeout=STEP_MS)
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    return {h.rsplit("/", 1)[-1]: pg.request.get(h if h.startswith("http") else server + h).text() for h in hrefs}
+
+
+def model_plays(pg, steps: int) -> OpenAIStub:
+    """Reset, then the stub model (``policy/tool-call``) plays ``steps`` steps; returns the stopped stub."""
+    with OpenAIStub() as stub:
+        pg.click("#gen-reset")
+        wait_text(pg, "gen-status", "Episode started")
+        pg.get_by_text("Model player (any OpenAI-compatible API").click()
+        type_value(pg, "gen-base-url", stub.base_url)
+        type_value(pg, "gen-model", "policy/tool-call")
+        type_value(pg, "gen-model-steps", str(steps))
+        pg.click("#gen-model-play")
+        wait_text(pg, "gen-status", f"Model step {steps}")
+    return stub
+
+
 def steps_shown(pg) -> int:
     return int(pg.get_attribute("#gen-summary-body", "data-steps"))
 
 
 def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server, template_env):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
-    pg = context.new_page()
-    pg.goto(f"{server}/web/?env={template_env}")
-    wait_text(pg, "gen-status", "Connected to")
+    context, pg = started(browser, server, template_env)
     assert "at `" not in pg.inner_text("#gen-info") and template_env in pg.inner_text("#gen-info")
-
-    pg.click("#gen-reset")
-    wait_text(pg, "gen-status", "Episode started")
     type_value(pg, "gen-f-message", "hello <b>browser</b>")
     pg.click("#gen-step")
     pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
@@ -60,16 +87,8 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
     pg.click("#gen-step")
     pg.wait_for_selector("#gen-episode [data-step='2']", timeout=STEP_MS)
 
-    with OpenAIStub() as stub:
-        pg.click("#gen-reset")
-        wait_text(pg, "gen-status", "Episode started")
-        pg.get_by_text("Model player (any OpenAI-compatible API").click()
-        type_value(pg, "gen-base-url", stub.base_url)
-        type_value(pg, "gen-model", "policy/tool-call")
-        type_value(pg, "gen-model-steps", "2")
-        pg.click("#gen-model-play")
-        wait_text(pg, "gen-status", "Model step 2")
-        assert stub.requests and stub.requests[-1]["body"]["tools"][0]["function"]["name"] == "step"
+    stub = model_plays(pg, 2)
+    assert stub.requests and stub.requests[-1]["body"]["tools"][0]["function"]["name"] == "step"
     assert pg.inner_text("#gen-episode [data-step='2'] [data-field='echoed_message']").startswith("stub says")
     shot(pg, "generic-by-model")
 
@@ -84,13 +103,7 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
 
     pg.click("#gen-export")
     wait_text(pg, "gen-status", "Exported 2 episode")
-    links = pg.locator("#gen-export-files a")
-    links.first.wait_for(timeout=STEP_MS)
-    files = {}
-    for i in range(links.count()):
-        href = links.nth(i).get_attribute("href")
-        name = href.rsplit("/", 1)[-1]
-        files[name] = pg.request.get(href if href.startswith("http") else server + href).text()
+    files = downloads(pg, server, "gen-export-files")
     rows = [json.loads(line) for line in files["results.jsonl"].splitlines()]
     assert [r["extra"]["player"] for r in rows] == ["human", "model"]
     assert [len(r["tool_trace"]) for r in rows] == [2, 2] and rows[0]["episode_id"] == first_episode
@@ -119,11 +132,7 @@ def test_kernel_export_tab_also_writes_the_collect_format(browser, server):  # n
     pg.get_by_role("tab", name="Export").click()
     pg.click("#export-btn")
     wait_status(pg, "1 episode", "export-status")
-    links = pg.locator("#download-collect a")
-    links.first.wait_for(timeout=STEP_MS)
-    hrefs = {h.rsplit("/", 1)[-1]: h for h in (links.nth(i).get_attribute("href") for i in range(links.count()))}
-    row = json.loads(pg.request.get(hrefs["results.jsonl"] if hrefs["results.jsonl"].startswith("http")
-                                    else server + hrefs["results.jsonl"]).text())
+    row = json.loads(downloads(pg, server, "download-collect")["results.jsonl"])
     record = CollectRecord(**row)
     assert record.task["task_id"] == "gelu_bias" and record.extra["player"] == "human"
     assert record.extra["hacked"] is False and "class ModelNew" in record.tool_trace[0]["arguments"]["code"]
@@ -132,12 +141,7 @@ def test_kernel_export_tab_also_writes_the_collect_format(browser, server):  # n
 
 
 def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(browser, server, dipg_env):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = context.new_page()
-    pg.goto(f"{server}/web/?env={dipg_env}")
-    wait_text(pg, "gen-status", "Connected to")
-    pg.click("#gen-reset")
-    wait_text(pg, "gen-status", "Episode started")
+    context, pg = started(browser, server, dipg_env)
     assert DIPG_QUESTION in pg.inner_text("#gen-episode [data-step='0'] [data-field='question']")
     type_value(pg, "gen-f-llm_response", "Two patients responded.")
     pg.click("#gen-step")
@@ -148,24 +152,11 @@ def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(bro
     pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
     assert float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward")) == reward
     shot(pg, "generic-pypi-env")
-    with OpenAIStub() as stub:
-        pg.click("#gen-reset")
-        wait_text(pg, "gen-status", "Episode started")
-        pg.get_by_text("Model player (any OpenAI-compatible API").click()
-        type_value(pg, "gen-base-url", stub.base_url)
-        type_value(pg, "gen-model", "policy/tool-call")
-        type_value(pg, "gen-model-steps", "1")
-        pg.click("#gen-model-play")
-        wait_text(pg, "gen-status", "Model step 1")
-        assert stub.requests[-1]["body"]["tools"][0]["function"]["parameters"]["required"] == ["llm_response"]
+    stub = model_plays(pg, 1)
+    assert stub.requests[-1]["body"]["tools"][0]["function"]["parameters"]["required"] == ["llm_response"]
     pg.click("#gen-export")
     wait_text(pg, "gen-status", "Exported 2 episode")
-    links = pg.locator("#gen-export-files a")
-    links.first.wait_for(timeout=STEP_MS)
-    href = next(h for h in (links.nth(i).get_attribute("href") for i in range(links.count()))
-                if h.endswith("results.jsonl"))
-    rows = [json.loads(x) for x in pg.request.get(href if href.startswith("http") else server + href).text().split("\n")
-            if x.strip()]
+    rows = [json.loads(x) for x in downloads(pg, server, "gen-export-files")["results.jsonl"].splitlines()]
     assert [r["extra"]["player"] for r in rows] == ["human", "model"] and rows[0]["reward"] == reward
     context.close()
 
@@ -173,13 +164,8 @@ def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(bro
 def test_mcp_environment_gets_a_form_per_tool(browser, server, mcp_env):  # noqa: F811
     from tests.ui.test_playground_browser import choose
 
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = context.new_page()
-    pg.goto(f"{server}/web/?env={mcp_env}")
-    wait_text(pg, "gen-status", "Connected to")
+    context, pg = started(browser, server, mcp_env)
     assert "`add`" not in pg.inner_text("#gen-info") and "add, shout" in pg.inner_text("#gen-info")
-    pg.click("#gen-reset")
-    wait_text(pg, "gen-status", "Episode started")
     type_value(pg, "gen-f-n", "5")
     pg.click("#gen-step")
     pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
