@@ -34,6 +34,13 @@ if [ ! -x .venv-openenv-core/bin/openenv ]; then
   .venv-openenv-core/bin/pip install -q "openenv-core==0.3.0"
 fi
 
+# A third-party OpenEnv environment from PyPI for the Any env tests (tests/support/openenv_template.py),
+# in a venv of its own as in its own container: its pins (gunicorn, wsproto, ...) must not meet ours.
+if [ ! -x .venv-dipg/bin/python ]; then
+  python3 -m venv .venv-dipg
+  .venv-dipg/bin/pip install -q "openenv-dipg-safety==0.1.67"
+fi
+
 export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 ruff check . || { echo "ruff: fix the findings above (ruff check --fix . fixes most)"; exit 1; }
 set +e

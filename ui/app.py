@@ -16,6 +16,7 @@ import gradio as gr
 from environment.tasks import get_task
 from ui import api_tab, compare_tab, export_tab, gallery_tab, replay_tab
 from ui import monitor as monitor_view
+from ui.generic.tab import GenericTab
 from ui.common import (DEFAULT_TASK, SESSIONS, Inspector, checked_seed, default_example,  # noqa: F401
                        example_choices, example_code, step_of)
 from ui.line_marker import MARK_LINES
@@ -52,6 +53,8 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                 replay_tab.build()
             with gr.Tab("Export", id="export", elem_id="tab-export"):
                 export_tab.build()
+            with gr.Tab("Any env", id="generic", elem_id="tab-generic"):  # any OpenEnv server (ui/generic)
+                any_env = GenericTab(browser)
             if monitor_view.enabled():  # KERNEL_ENV_MONITOR=1: every session's episodes (ui/monitor.py)
                 with gr.Tab("Monitor", id="monitor", elem_id="tab-monitor"):
                     monitor_view.monitor_tab(Inspector, step_of)
@@ -77,10 +80,10 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
         def on_follow(request: gr.Request):
             yield from play.follow(SESSIONS.get(request))
 
-        demo.load(on_page_load, [browser, play.prefs], [browser, tabs] + play.restore_outputs + runs.outputs,
-                  api_name="page_load",
-                  show_progress="hidden").then(
-            on_follow, None, play.outputs, show_progress="hidden", concurrency_limit=CONCURRENCY)
+        page = demo.load(on_page_load, [browser, play.prefs], [browser, tabs] + play.restore_outputs + runs.outputs,
+                         api_name="page_load", show_progress="hidden")
+        page.then(on_follow, None, play.outputs, show_progress="hidden", concurrency_limit=CONCURRENCY)
+        any_env.after(page, tabs)  # ?env= / ?run= deep links, once the browser id is known
         demo.load(None, None, None, js=FOLLOW_VERDICTS)
         demo.load(None, None, None, js=MARK_LINES)
         demo.load(None, None, None, js=CTRL_ENTER_SUBMITS)

@@ -6,6 +6,7 @@ import gradio as gr
 from ui.markup import status_html
 from ui.common import SESSIONS, guarded
 from ui.players import typed_token
+from ui.generic.collect_export import collect_files
 from ui.replay_export import export_files, push
 
 
@@ -19,6 +20,9 @@ def build() -> None:
         export_btn = gr.Button("Prepare export", variant="primary", elem_id="export-btn")
         dl_jsonl = gr.DownloadButton("Download JSONL", interactive=False, elem_id="download-jsonl")
         dl_parquet = gr.DownloadButton("Download Parquet", interactive=False, elem_id="download-parquet")
+    collect = gr.File(label="The same episodes as `openenv collect` writes them: results.jsonl, metadata.json, README.md "
+                      "(dataset card; hacked episodes kept with their flags)", file_count="multiple", interactive=False,
+                      elem_id="download-collect")
     status = gr.HTML(status_html("Press Prepare export after playing."), elem_id="export-status")
     gr.Markdown("#### Push to a Hugging Face dataset")
     with gr.Row():
@@ -34,7 +38,7 @@ def build() -> None:
         records = SESSIONS.get(request).exportable()
         jsonl, parquet = export_files(records)
         return {dl_jsonl: gr.DownloadButton(value=str(jsonl), interactive=True),
-                dl_parquet: gr.DownloadButton(value=str(parquet), interactive=True),
+                dl_parquet: gr.DownloadButton(value=str(parquet), interactive=True), collect: collect_files(records),
                 status: status_html(f"{len(records)} episode(s) ready: {jsonl.name} and {parquet.name}.", "ok")}
 
     @guarded(hub_status)
@@ -43,6 +47,6 @@ def build() -> None:
         url = push(records, repo_id, typed_token(tok), bool(is_private))
         return {hub_status: status_html(f"Pushed {len(records)} episode(s): {url}", "ok")}
 
-    export_btn.click(on_export, None, [dl_jsonl, dl_parquet, status], api_name="export")
+    export_btn.click(on_export, None, [dl_jsonl, dl_parquet, collect, status], api_name="export")
     push_btn.click(on_push, [repo, hub_token, private], [hub_status], api_name="push_to_hub",
                    concurrency_limit=4)

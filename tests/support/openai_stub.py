@@ -12,6 +12,8 @@ The policy is the requested model name:
   could not be used (a model that corrects itself when told what was wrong);
 - ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
 - ``policy/error``: HTTP 500.
+- ``policy/tool-call``: a call of the request's first tool, its required arguments filled from their
+  JSON schema (a string ``stub says N`` for the N-th call, numbers 1, booleans false, an enum's first value).
 - ``policy/gated``: the correct solution, once ``stub.gate`` is set or ``stub.release(n)`` let n replies
   through (within ``timeout_s``): a test paces a model step by step.
 
@@ -38,7 +40,8 @@ from typing import Any, Optional
 import pytest
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
-POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated")
+POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated",
+            "tool-call")
 TOLD_WHY = "Your last reply could not be used:"  # environment.agent's line after a player error
 
 BROKEN_CODE = '''\
@@ -127,7 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.stub.stopped.wait(self.server.stub.timeout_s)
         if policy == "gated":
             self.server.stub.pass_gate()
-        self._send(200, _completion(model, self.server.stub.reply(policy, body.get("messages") or [])))
+        if policy == "tool-call":
+            self._send(200, _tool_completion(model, body.get("tools") or [], len(self.server.stub.requests)))
+        else:
+            self._send(200, _completion(model, self.server.stub.reply(policy, body.get("messages") or [])))
         with self.server.stub.lock:
             self.server.stub.answered += 1
         self.server.stub.answered_event.set()
@@ -142,6 +148,25 @@ def _completion(model: str, content: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
+
+
+def _argument(schema: dict[str, Any], n: int) -> Any:
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    return {"integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}.get(kind, f"stub says {n}")
+
+
+def _tool_completion(model: str, tools: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    function = (tools[0].get("function") or {}) if tools else {}
+    params = function.get("parameters") or {}
+    args = {k: _argument(params.get("properties", {}).get(k, {}), n) for k in params.get("required") or []}
+    call = {"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function",
+            "function": {"name": function.get("name", "step"), "arguments": json.dumps(args)}}
+    reply = _completion(model, "")
+    reply["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": [call]}
+    reply["choices"][0]["finish_reason"] = "tool_calls"
+    return reply
 
 
 class _Server(ThreadingHTTPServer):
