@@ -11,7 +11,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from environment import curriculum as curricula
-from environment import feedback, reward
+from environment import feedback
+from environment import signals as independent_signals
 from environment.monitor import MONITOR
 from environment.config import ServerConfig
 from environment.evaluation import harness
@@ -19,6 +20,7 @@ from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
 from environment.evaluation.sandbox import probe_layers
 from environment.models import KernelAction, KernelObservation, KernelState, Timings
 from environment.prompt import task_prompt
+from environment.rubric import KernelRubric
 from environment.tasks import GRADED_TASKS, get_task, list_tasks
 from environment.tasks.task import DIFFICULTIES
 
@@ -37,7 +39,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(rubric=KernelRubric())  # the reward: obs.reward is the rubric root's score
         self._config = ServerConfig()
         self._state = KernelState(episode_id=None, step_count=0)
         self._task = None
@@ -85,6 +87,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         self._done = False
         self._curriculum, self._solved = curriculum, False
         turns = max_turns or self._config.max_turns
+        self._reset_rubric()
         self._state = KernelState(episode_id=episode_id, step_count=0, task_id=task.id,
                                   seed=seed, turn=0, max_turns=turns, best_score=0.0, history=[], done=False)
         return MONITOR.on_reset(self._state, self._observation(reward_value=0.0))
@@ -104,7 +107,10 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             self._state = st.model_copy(update={"step_count": st.step_count + 1})
             obs = self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
             return MONITOR.on_step(st.episode_id, action.code, obs, t0)
-        value, breakdown = reward.score(result)
+        result = independent_signals.attach(self._task, action.code, result)
+        # the rubric reads the evaluation record; the observation built below carries the same record
+        value = self._apply_rubric(action, KernelObservation(task_id=self._task.id, evaluation=result))
+        breakdown = self.rubric.breakdown()
         history = st.history + [value]
         turn = st.turn + 1
         done = bool(action.finish) or turn >= st.max_turns
