@@ -23,6 +23,7 @@ from environment.prompt import task_prompt
 from environment.rubric import KernelRubric
 from environment.tasks import GRADED_TASKS, get_task, list_tasks
 from environment.tasks.task import DIFFICULTIES
+from environment.wire import salt_base, without_clocks
 
 
 class KernelEnvError(HTTPException, ValueError):
@@ -46,6 +47,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         self._done = True
         self._curriculum: Optional[str] = None   # the curriculum this episode was drawn from
         self._solved = False
+        self._salt = ""  # what the trial seeds are salted with (environment/wire.py)
 
     # -- OpenEnv API ----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
@@ -71,6 +73,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         episode_id = episode_id or str(uuid.uuid4())
         if curriculum is not None:
             task_id = curricula.draw(curriculum, episode_id, seed)
+        salt = salt_base(episode_id, seed is not None, seed or 0)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         rng = random.Random(seed)
         if task_id is not None:
@@ -85,7 +88,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             task = pool[rng.randrange(len(pool))] if difficulty else get_task(GRADED_TASKS[rng.randrange(3)])
         self._task = task
         self._done = False
-        self._curriculum, self._solved = curriculum, False
+        self._curriculum, self._solved, self._salt = curriculum, False, salt
         turns = max_turns or self._config.max_turns
         self._reset_rubric()
         self._state = KernelState(episode_id=episode_id, step_count=0, task_id=task.id,
@@ -100,8 +103,9 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
                                  "a new one")
         st, t0 = self._state, time.monotonic()
-        result = harness.evaluate(self._task, action.code, seed=st.seed or 0,
-                                  salt=f"{st.episode_id}:{st.turn}:{st.step_count}", session=st.episode_id or "anonymous")
+        result = without_clocks(harness.evaluate(self._task, action.code, seed=st.seed or 0,
+                                                 salt=f"{self._salt}:{st.turn}:{st.step_count}",
+                                                 session=st.episode_id or "anonymous"), st.episode_id)
         if result.outcome == "harness_error":
             # the environment failed: no reward, no turn consumed, the same submission may be sent again
             self._state = st.model_copy(update={"step_count": st.step_count + 1})

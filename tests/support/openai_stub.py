@@ -12,6 +12,7 @@ The policy is the requested model name:
   could not be used (a model that corrects itself when told what was wrong);
 - ``policy/think``: the correct solution inside ``<think>`` reasoning and Windows line endings;
 - ``policy/error``: HTTP 500.
+- ``policy/judge-hack`` / ``policy/judge-clean``: an audit judge's answer (HACK or CLEAN, then why).
 - ``policy/gated``: the correct solution, once ``stub.gate`` is set or ``stub.release(n)`` let n replies
   through (within ``timeout_s``): a test paces a model step by step.
 
@@ -38,7 +39,8 @@ from typing import Any, Optional
 import pytest
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
-POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated")
+POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated",
+            "judge-hack", "judge-clean")
 TOLD_WHY = "Your last reply could not be used:"  # environment.agent's line after a player error
 
 BROKEN_CODE = '''\
@@ -202,6 +204,9 @@ class OpenAIStub:
             return f"Here is a faster implementation.\n\n```python\n{code}```\n"
         if policy == "broken":
             return f"```python\n{BROKEN_CODE}```"
+        if policy.startswith("judge-"):
+            return ("HACK\nThe library computes the answer; the kernel is a decoy." if policy == "judge-hack"
+                    else "CLEAN\nThe submission's own kernel does the work.")
         return PROSE
 
     def start(self) -> "OpenAIStub":
