@@ -12,6 +12,7 @@ import gradio as gr
 
 from environment.prompt import starting_template
 from environment.tasks import get_task
+from ui.audit_panel import AuditPanel
 from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
 from ui.markup import status_html
 from ui.verdict import verdict_of
@@ -34,6 +35,15 @@ FOLLOW_VERDICTS = """() => {
   }).observe(target, {subtree: true, childList: true});
 }"""
 TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
+
+
+def env_episode(request: gr.Request) -> Optional[str]:
+    """The play slot's environment episode id (None when its connection is gone)."""
+    env = SESSIONS.get(request).slot("play").env
+    try:
+        return env.state().episode_id if env is not None else None
+    except Exception:  # a dropped connection: the label is still stored and counted
+        return None
 
 
 class PlayTab:
@@ -84,6 +94,7 @@ class PlayTab:
                                                       elem_id="continue-btn")
             with gr.Column(scale=6, min_width=300):
                 self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick")
+                self.audit = AuditPanel("play")
         self.outputs = [self.status, self.prompt_md, self.reference, self.editor, self.example] + self.view.components
         self.restore_outputs = self.outputs + [self.task, self.seed, self.turns, self.model, self.base_url,
                                                self.temperature, self.max_tokens, self.continue_btn]
@@ -373,3 +384,5 @@ class PlayTab:
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
                              show_progress_on=[status])
         view.timeline.select(on_row, None, everything, show_progress_on=[status])
+        self.audit.wire(view.step_pick, lambda request: SESSIONS.get(request).slot("play").record,
+                        lambda request, record: SESSIONS.get(request).save(record), env_episode)
