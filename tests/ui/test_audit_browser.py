@@ -1,7 +1,7 @@
 """Signals and audit labels in headless Chromium against the real server (monitor on): a red-team
 attack the main verdict does not flag shows a disagreeing signal next to its verdict, an honest
 solution shows none; a person labels the flagged step; the label is in the export (JSONL and
-Parquet) and counted by the monitor, whose review queue puts the flagged steps first."""
+Parquet) and counted by the monitor (GET /monitor and its view in the page)."""
 from __future__ import annotations
 
 import json
@@ -80,6 +80,13 @@ def test_signals_view_and_labelling_round_trip(page, server, tmp_path):
     assert summary["labels"]["reward_hack"] == 1 and summary["labels"]["clean"] == 1
     assert summary["flagged_steps"] == 1 and summary["by_signal"]["static_rules:disagree"] == 1
     assert monitor(server, "/monitor/review?limit=5&seed=0")["steps"] == []
+    page.get_by_role("tab", name="Monitor").click()
+    page.click("#monitor-refresh")
+    page.wait_for_selector("#monitor-signals", timeout=60_000)
+    assert page.get_attribute("#monitor-signals", "data-flagged") == "1"
+    assert page.get_attribute("#monitor-signals", "data-labels") == "2"
+    assert "static_rules:disagree" in page.inner_text("#monitor-signals")
+    shot(page, "monitor-signals")
 
     # Exported with the episode, both formats.
     page.get_by_role("tab", name="Export").click()
