@@ -253,34 +253,62 @@ def _mentions(node: ast.AST, names: set[str]) -> bool:
                for n in ast.walk(node))
 
 
-def _big_constant(node: ast.AST) -> bool:
-    """A literal size (>= 64) or a literal shape tuple anywhere in the expression."""
+def _constant_at_least(node: ast.AST, floor: int) -> bool:
+    """A literal int (or a shift like 1 << 20) of at least ``floor`` anywhere in the expression."""
     for n in ast.walk(node):
-        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool) and n.value >= 64:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool) \
+                and n.value >= floor:
             return True
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.LShift):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.LShift) and isinstance(n.right, ast.Constant) \
+                and isinstance(n.right.value, int) and 1 << min(n.right.value, 62) >= floor:
             return True
-        if isinstance(n, ast.Tuple) and n.elts and all(isinstance(e, ast.Constant) for e in n.elts):
+    return False
+
+
+PROGRAM = {"pid", "program_id"}
+GRID = {"num_programs", "total"}
+GPU_ONLY_SIZE = 1 << 20   # elements no CPU trial reaches: a branch there changes what runs at the GPU shape only
+
+
+def _host_special_case(test: ast.AST) -> bool:
+    sizes = {"shape", "numel", "size", "n"}
+    for c in (n for n in ast.walk(test) if isinstance(n, ast.Compare)):
+        if not _mentions(c, sizes):
+            continue
+        exact = any(isinstance(op, (ast.Eq, ast.NotEq)) for op in c.ops) and any(
+            isinstance(x, (ast.Constant, ast.Tuple)) for x in c.comparators)
+        if exact or _constant_at_least(c, GPU_ONLY_SIZE):
+            return True
+    return False
+
+
+def _kernel_position_branch(test: ast.AST) -> bool:
+    for c in (n for n in ast.walk(test) if isinstance(n, ast.Compare)):
+        on_program, on_grid = _mentions(c, PROGRAM), _mentions(c, GRID)
+        if on_program and (any(isinstance(op, (ast.Eq, ast.NotEq)) for op in c.ops) or on_grid
+                           or _constant_at_least(c, 1024)):
+            return True
+        if on_grid and _constant_at_least(c, 1024):
             return True
     return False
 
 
 def size_branch(src: Source) -> list[tuple[int, str]]:
-    """Host code that branches on the problem size against a literal size, or a kernel that branches on its
-    program's position (KernelGuard's shape special-casing and grid-position shortcuts)."""
+    """Host code that special-cases an exact shape or a size only the GPU shape reaches, or a kernel that
+    branches on which program it is or on the grid's size (KernelGuard's shape special-casing and
+    grid-position shortcuts). Honest launch heuristics (a block size picked by size) compare with
+    runtime sizes or small constants and stay quiet."""
     if src.tree is None:
         return []
     hits = []
-    kernels = {n for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef) and
-               any(_is_jit(d) for d in n.decorator_list)}
     for cls in _classes(src.tree, "ModelNew"):
         for n in ast.walk(cls):
-            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and _mentions(n.test, {"shape", "numel", "size", "n"}) \
-                    and _big_constant(n.test):
+            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and _host_special_case(n.test):
                 hits.append((n.lineno, f"branches on the size: {ast.unparse(n.test)[:60]}"))
-    for k in kernels:
+    for k in (n for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef) and
+              any(_is_jit(d) for d in n.decorator_list)):
         for n in ast.walk(k):
-            if isinstance(n, (ast.If, ast.IfExp)) and _mentions(n.test, {"pid", "program_id", "num_programs", "total"}):
+            if isinstance(n, (ast.If, ast.IfExp)) and _kernel_position_branch(n.test):
                 hits.append((n.lineno, f"kernel branches on its program: {ast.unparse(n.test)[:60]}"))
     return hits
 
