@@ -15,6 +15,7 @@ class KernelAction(Action):
     code: str = Field(
         description="Full Python source in KernelBench format: defines class ModelNew(torch.nn.Module) "
         "with the reference Model's constructor and forward signature. Triton kernels or plain PyTorch.",
+        max_length=MAX_CODE_BYTES,
     )
     finish: bool = Field(False, description="End the episode after this step.")
 

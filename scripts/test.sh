@@ -18,7 +18,10 @@ fi
 python3 -m venv .venv
 . .venv/bin/activate
 pip install -q --upgrade pip
-pip install -q "torch==2.13.0"
+# The CPU build of torch: from a local wheel where the machine has one (pip's find-links), else from
+# PyTorch's CPU index (plain PyPI would bring the ~3 GB CUDA build).
+pip install -q --no-index "torch==2.13.0" 2>/dev/null \
+  || pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
 pip install -q -r requirements.txt -r requirements-test.txt
 # the project itself, with the trl extra (the GRPO test) and the ray extra (the Ray backend tests on a
 # local multi-node cluster); torch stays pinned
@@ -32,6 +35,7 @@ if [ ! -x .venv-openenv-core/bin/openenv ]; then
 fi
 
 export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+ruff check . || { echo "ruff: fix the findings above (ruff check --fix . fixes most)"; exit 1; }
 set +e
 python -m pytest -p no:cacheprovider "$@"
 code=$?

@@ -124,16 +124,20 @@ def test_non_object_json_gets_an_error_frame_and_the_server_keeps_serving(server
         assert_usable(ws)
 
 
-def test_huge_code_is_refused_with_the_limit_named_and_the_episode_goes_on(server):
+def test_huge_code_is_refused_on_the_wire_with_the_limit_named_and_no_turn_spent(server):
+    """KernelAction.code carries max_length: a source over the limit never reaches the harness (no reward,
+    no turn), and the error frame names the field and the limit."""
     with connect(ws_url(server), open_timeout=30, max_size=2**25) as ws:
         assert_usable(ws)
-        huge = HONEST + "#" + "x" * (1 << 20) + "\n"
-        reply = ask(ws, {"type": "step", "data": {"code": huge}})
-        assert reply["type"] == "observation", reply
-        obs = reply["data"]["observation"]
-        assert obs["score"] == 0.0 and "byte limit" in obs["feedback"], obs["feedback"][:300]
+        for size in (1 << 20, 4 << 20):
+            huge = HONEST + "#" + "x" * size + "\n"
+            reply = ask(ws, {"type": "step", "data": {"code": huge}})
+            assert_error(reply, "VALIDATION_ERROR", "Invalid message")
+            (error,) = reply["data"]["errors"]
+            assert error["loc"][-1] == "code" and "at most 262144 characters" in error["msg"], error["msg"]
         reply = ask(ws, {"type": "step", "data": {"code": HONEST}})
-        assert reply["data"]["observation"]["correct"] is True, reply["data"]["observation"]["feedback"][:300]
+        obs = reply["data"]["observation"]
+        assert obs["correct"] is True and obs["turn"] == 1, obs["feedback"][:300]
 
 
 def test_a_frame_over_the_websocket_size_limit_closes_only_that_connection(server):
