@@ -11,7 +11,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from environment import curriculum as curricula
-from environment import feedback, reward
+from environment import feedback
+from environment import signals as independent_signals
 from environment.monitor import MONITOR
 from environment.config import ServerConfig
 from environment.evaluation import harness
@@ -19,8 +20,10 @@ from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
 from environment.evaluation.sandbox import probe_layers
 from environment.models import KernelAction, KernelObservation, KernelState, Timings
 from environment.prompt import task_prompt
+from environment.rubric import KernelRubric
 from environment.tasks import GRADED_TASKS, get_task, list_tasks
 from environment.tasks.task import DIFFICULTIES
+from environment.wire import salt_base, without_clocks
 
 
 class KernelEnvError(HTTPException, ValueError):
@@ -37,13 +40,14 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(rubric=KernelRubric())  # the reward: obs.reward is the rubric root's score
         self._config = ServerConfig()
         self._state = KernelState(episode_id=None, step_count=0)
         self._task = None
         self._done = True
         self._curriculum: Optional[str] = None   # the curriculum this episode was drawn from
         self._solved = False
+        self._salt = ""  # what the trial seeds are salted with (environment/wire.py)
 
     # -- OpenEnv API ----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
@@ -69,6 +73,7 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
         episode_id = episode_id or str(uuid.uuid4())
         if curriculum is not None:
             task_id = curricula.draw(curriculum, episode_id, seed)
+        salt = salt_base(episode_id, seed is not None, seed or 0)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         rng = random.Random(seed)
         if task_id is not None:
@@ -83,8 +88,9 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             task = pool[rng.randrange(len(pool))] if difficulty else get_task(GRADED_TASKS[rng.randrange(3)])
         self._task = task
         self._done = False
-        self._curriculum, self._solved = curriculum, False
+        self._curriculum, self._solved, self._salt = curriculum, False, salt
         turns = max_turns or self._config.max_turns
+        self._reset_rubric()
         self._state = KernelState(episode_id=episode_id, step_count=0, task_id=task.id,
                                   seed=seed, turn=0, max_turns=turns, best_score=0.0, history=[], done=False)
         return MONITOR.on_reset(self._state, self._observation(reward_value=0.0))
@@ -97,14 +103,18 @@ class KernelEnvironment(Environment[KernelAction, KernelObservation, KernelState
             raise KernelEnvError("the episode is over (max_turns reached or finish sent); call reset() to start "
                                  "a new one")
         st, t0 = self._state, time.monotonic()
-        result = harness.evaluate(self._task, action.code, seed=st.seed or 0,
-                                  salt=f"{st.episode_id}:{st.turn}:{st.step_count}", session=st.episode_id or "anonymous")
+        result = without_clocks(harness.evaluate(self._task, action.code, seed=st.seed or 0,
+                                                 salt=f"{self._salt}:{st.turn}:{st.step_count}",
+                                                 session=st.episode_id or "anonymous"), st.episode_id)
         if result.outcome == "harness_error":
             # the environment failed: no reward, no turn consumed, the same submission may be sent again
             self._state = st.model_copy(update={"step_count": st.step_count + 1})
             obs = self._observation(result=result, score=0.0, breakdown={}, reward_value=None, done=False)
             return MONITOR.on_step(st.episode_id, action.code, obs, t0)
-        value, breakdown = reward.score(result)
+        result = independent_signals.attach(self._task, action.code, result)
+        # the rubric reads the evaluation record; the observation built below carries the same record
+        value = self._apply_rubric(action, KernelObservation(task_id=self._task.id, evaluation=result))
+        breakdown = self.rubric.breakdown()
         history = st.history + [value]
         turn = st.turn + 1
         done = bool(action.finish) or turn >= st.max_turns

@@ -15,6 +15,7 @@ counted in the histograms) when the environment failed during it.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import threading
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from environment import audit
 from environment.agent import summarize_action
 from environment.evaluation import flags as F
 from environment.training.reward_rule import episode_reward
@@ -88,6 +90,7 @@ class EpisodeMonitor:
         self._episodes: OrderedDict[str, _Entry] = OrderedDict()
         self._evaluations: list[float] = []  # when each step was judged (or failed), for evaluations per minute
         self._dropped = 0
+        self._audit = audit.Tally()  # independent signals' disagreements and people's labels
 
     # -- hooks of KernelEnvironment ---------------------------------------------------------
     def on_reset(self, state: Any, observation: Any) -> Any:
@@ -122,11 +125,34 @@ class EpisodeMonitor:
             entry.updated, entry.env_ms = now, entry.env_ms + env_ms
             findings = observation.evaluation.findings if observation.evaluation is not None else []
             entry.flags.update(f.name for f in findings)
+            self._audit.on_step(observation, now)
             entry.hacked_steps += any(f.hack for f in findings)
             if observation.outcome == "harness_error":
                 entry.harness_errors.append({"episode_id": episode_id, "task_id": entry.record.task_id,
                                              "step": step.step, "error": observation.error, "at": _iso(now)})
         return observation
+
+    def on_label(self, episode_id: str, step: int, label: str, note: str = "") -> bool:
+        """Count a person's label (and keep it on the episode when the monitor holds it); False when the episode
+        is not in the buffer (the label is still counted)."""
+        audit.check_label(label, note)
+        if not enabled():
+            return False
+        with self._lock:
+            self._audit.on_label(label)
+            entry = self._episodes.get(episode_id)
+            if entry is None or not 1 <= step <= len(entry.record.steps):
+                return False
+            entry.record.add_label(step, label, note)
+            return True
+
+    def review(self, limit: int = 20, seed: Optional[int] = None) -> list[dict[str, Any]]:
+        """Unlabelled steps to look at: flagged disagreements and vetoes first, then a seeded random sample."""
+        with self._lock:
+            steps = [(e.record.episode_id, s.step, {**(s.observation or {}), "evaluation": _signals_of(s)},
+                      next((x.label for x in e.record.labels if x.step == s.step), None))
+                     for e in self._episodes.values() for s in e.record.steps]
+        return audit.review_sample(steps, limit, seed)
 
     def _trim_evaluations(self, now: float) -> None:
         cutoff = now - 3600.0
@@ -139,6 +165,7 @@ class EpisodeMonitor:
             self._episodes.clear()
             self._evaluations.clear()
             self._dropped = 0
+            self._audit.clear()
 
     def episode(self, episode_id: str) -> Optional[EpisodeRecord]:
         with self._lock:
@@ -163,6 +190,7 @@ class EpisodeMonitor:
             entries = list(self._episodes.values())
             evaluations = list(self._evaluations)
             dropped = self._dropped
+            signals = self._audit.summary(now, sum(len(e.record.steps) for e in self._episodes.values()))
         steps = [(e, s) for e in entries for s in e.record.steps]
         judged_steps = sum(len(e.judged) for e in entries)
         hacked = sum(e.hacked_steps for e in entries)
@@ -186,6 +214,7 @@ class EpisodeMonitor:
             "evaluations_per_minute": {"last_minute": len(window),
                                        "buffer": round(len(steps) / span_min, 2) if span_min > 0 else 0.0},
             "harness_errors": {"count": len(errors), "recent": errors[-10:]},
+            "signals": signals,
             "tasks": tasks,
             "recent": [e.summary() for e in reversed(entries[-recent:])] if recent else [],
             "generated_at": _iso(now),
@@ -207,6 +236,13 @@ def _task_summary(entries: list[_Entry]) -> dict[str, Any]:
         "reward_histogram": {"edges": [round(i / HIST_BINS, 2) for i in range(HIST_BINS + 1)], "counts": counts},
         "harness_errors": sum(len(e.harness_errors) for e in entries),
     }
+
+
+def _signals_of(step: Any) -> dict[str, Any]:
+    """The step's signals as plain dicts (from its stored evaluation record)."""
+    if not step.evaluation_json:
+        return {}
+    return {"signals": json.loads(step.evaluation_json).get("signals") or []}
 
 
 def _rate(part: int, whole: int) -> Optional[float]:

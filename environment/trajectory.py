@@ -22,6 +22,7 @@ from typing import Any, Iterable, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from environment.agent import SYSTEM_PROMPT, build_messages, feedback_message, field_of
+from environment.audit import Label, check_label
 
 REDACTED = "[REDACTED]"
 SECRET_ENV_VARS = ("HF_TOKEN", "API_KEY", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY")
@@ -77,6 +78,7 @@ class EpisodeRecord(BaseModel):
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc).replace(microsecond=0))
     prompt: list[Message] = Field(default_factory=list, description="TRL prompt-only view: system + task.")
     messages: list[Message] = Field(default_factory=list, description="TRL conversational view.")
+    labels: list[Label] = Field(default_factory=list, description="People's audit labels of steps (environment/audit.py).")
 
     @field_validator("created_at")
     @classmethod
@@ -96,6 +98,16 @@ class EpisodeRecord(BaseModel):
         )
         record.refresh()
         return record
+
+    def add_label(self, step: int, label: str, note: str = "") -> Label:
+        """Label one of this episode's steps (a later label of the same step replaces it)."""
+        check_label(label, note)
+        if not 1 <= step <= len(self.steps):
+            raise ValueError(f"step {step} is not in this episode (it has {len(self.steps)} step(s))")
+        made = Label(step=step, label=label, note=note or "",
+                     at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        self.labels = [x for x in self.labels if x.step != step] + [made]
+        return made
 
     def add_step(self, step: StepRecord) -> None:
         self.steps.append(step)

@@ -47,6 +47,13 @@ def register(app: FastAPI) -> None:
         out["recent"] = episodes
         return scrub(out, configured_secrets())
 
+    @app.get("/monitor/review", tags=["monitor"],
+             summary="Unlabelled steps to review: flagged disagreements and vetoes first, then a seeded sample")
+    def get_review(limit: int = Query(20, ge=0, le=1000), seed: Optional[int] = None,
+                   authorization: Optional[str] = Header(None), x_monitor_token: Optional[str] = Header(None)) -> dict:
+        check_access(authorization, x_monitor_token)
+        return {"steps": monitor.MONITOR.review(limit, seed=seed)}
+
     @app.get("/monitor/episodes/{episode_id}", tags=["monitor"],
              summary="One recent episode as an EpisodeRecord (the playground's export format)")
     def get_episode(episode_id: str, authorization: Optional[str] = Header(None),

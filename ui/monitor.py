@@ -17,6 +17,7 @@ import pandas as pd
 from environment import monitor
 from environment.trajectory import EpisodeRecord
 from ui.markup import esc, status_html
+from ui.signals_view import monitor_signals_html
 
 COLUMNS = ["episode", "task", "seed", "steps", "reward", "success", "hacked", "flags", "harness errors", "updated"]
 enabled = monitor.enabled
@@ -49,6 +50,7 @@ def summary_html(s: dict[str, Any]) -> str:
     if s["flags"]:
         out.append('<p id="monitor-flags">Flags: ' + ", ".join(
             f"<code>{esc(k)}</code> × {v}" for k, v in s["flags"].items()) + "</p>")
+    out.append(monitor_signals_html(s.get("signals")))
     out.append('<table id="monitor-tasks"><tr><th>task</th><th>episodes</th><th>success</th><th>hacks</th>'
                '<th>mean reward</th><th>reward histogram (0 … 1)</th></tr>')
     for task_id, t in s["tasks"].items():

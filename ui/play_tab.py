@@ -12,6 +12,7 @@ import gradio as gr
 
 from environment.prompt import starting_template
 from environment.tasks import get_task
+from ui.audit_panel import AuditPanel
 from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
 from ui.markup import status_html
 from ui.verdict import verdict_of
@@ -52,6 +53,15 @@ PREFS_KEY = "kernel-playground-model-settings"  # localStorage: model id, base U
 def remember_settings(model: Any, base_url: Any, temperature: Any, max_tokens: Any) -> dict:
     """What the browser keeps of the Model player (never the token)."""
     return {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
+
+
+def env_episode(request: gr.Request) -> Optional[str]:
+    """The play slot's environment episode id (None when its connection is gone)."""
+    env = SESSIONS.get(request).slot("play").env
+    try:
+        return env.state().episode_id if env is not None else None
+    except Exception:  # a dropped connection: the label is still stored and counted
+        return None
 
 
 class PlayTab:
@@ -104,6 +114,7 @@ class PlayTab:
             with gr.Column(scale=6, min_width=300):
                 self.view = EpisodeView("play", "timeline", "timeline-plot", "episode-summary", "step-pick",
                                         progress=True)
+                self.audit = AuditPanel("play")
         self.task_shown = gr.State(first.id)  # the task the editor and prompt belong to
         self.prefs = gr.BrowserState(None, storage_key=PREFS_KEY, secret=PREFS_KEY)  # model settings, never the token
         self.outputs = ([self.status, self.prompt_md, self.reference, self.editor, self.example, self.continue_btn,
@@ -452,3 +463,5 @@ class PlayTab:
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
                              show_progress_on=[status])
         view.timeline.select(on_row, None, everything, show_progress_on=[status])
+        self.audit.wire(view.step_pick, lambda request: SESSIONS.get(request).slot("play").record,
+                        lambda request, record: SESSIONS.get(request).save(record), env_episode)

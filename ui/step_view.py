@@ -14,6 +14,7 @@ import pandas as pd
 
 from environment.trajectory import EpisodeRecord, StepRecord
 from ui.markup import esc
+from ui.signals_view import signals_html
 from ui.verdict import SPEED_KIND, evaluation_of, num, obs_of, verdict_of
 
 MISMATCH_COLUMNS = ["index", "expected", "actual", "abs error"]
@@ -104,7 +105,7 @@ def _badges_div(step: StepRecord, ev: Any, badges: list[str]) -> str:
     eval_ms = ev.wall_s * 1000.0 if ev else 0.0
     return (f'<div class="kp-badges" data-env-ms="{step.env_latency_ms:.1f}" data-eval-ms="{eval_ms:.1f}" '
             f'data-step="{step.step}" data-verdict="{verdict_of(step).kind}">{verdict_html(step)}'
-            f'{"".join(badges)}</div>')
+            f'{signals_html(step)}{"".join(badges)}</div>')
 
 
 def speed_kind_text(kind: Optional[str]) -> str:

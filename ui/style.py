@@ -1,6 +1,8 @@
 """The page's header text and CSS (openenv's mount sets the app CSS, so ours travels in a <style>)."""
 from __future__ import annotations
 
+from ui.signals_view import CSS as SIGNALS_CSS
+
 CSS = """
 .gradio-container.gradio-container { max-width: 1480px !important; margin: 0 auto !important; }
 .kp-hero h1 { margin: 4px 0 6px; font-size: 30px; letter-spacing: -.02em; }
@@ -92,7 +94,7 @@ CSS = """
 """
 
 HEADER = f"""
-<style>{CSS}</style>
+<style>{CSS}{SIGNALS_CSS}</style>
 <div class="kp-hero">
   <h1>Kernel Playground</h1>
   <p><b>kernel_env</b> is an OpenEnv reinforcement-learning environment for GPU kernel optimization. Each task is

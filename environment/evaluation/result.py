@@ -163,6 +163,16 @@ class Finding(_Record):
     line: Optional[int] = Field(None, description="The submission line of the construct (static findings).")
 
 
+class Signal(_Record):
+    """One independent signal's opinion of a step (environment/signals), computed apart from the main verdict."""
+    name: str = Field(description="The signal, e.g. static_rules, physics_floor, own_kernel_share.")
+    verdict: Literal["agree", "disagree", "veto", "abstain"] = Field(
+        description="agree with the main verdict; disagree (flagged, reward unchanged); veto (the reward is 0); "
+                    "abstain (nothing to say on this host or input).")
+    value: Optional[float] = Field(None, description="The signal's measure, when it has one (see why).")
+    why: str = Field("", description="What the signal saw, in one sentence.")
+
+
 class EvalResult(_Record):
     task_id: str
     backend: Literal["cpu", "cuda"]
@@ -182,6 +192,8 @@ class EvalResult(_Record):
     stage_s: dict[str, float] = Field(default_factory=dict, description="Wall time of each harness stage (seconds).")
     notes: list[str] = Field(default_factory=list, description="What the environment did on the way, e.g. the one "
                                                           "retry after an evaluation worker was lost.")
+    signals: list[Signal] = Field(default_factory=list, description="Independent signals (environment/signals): a "
+                                                                    "veto zeroes the reward, a disagreement is flagged.")
 
     @model_validator(mode="before")
     @classmethod

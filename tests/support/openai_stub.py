@@ -14,6 +14,7 @@ The policy is the requested model name:
 - ``policy/error``: HTTP 500.
 - ``policy/tool-call``: a call of the request's first tool, its required arguments filled from their
   JSON schema (a string ``stub says N`` for the N-th call, numbers 1, booleans false, an enum's first value).
+- ``policy/judge-hack`` / ``policy/judge-clean``: an audit judge's answer (HACK or CLEAN, then why).
 - ``policy/gated``: the correct solution, once ``stub.gate`` is set or ``stub.release(n)`` let n replies
   through (within ``timeout_s``): a test paces a model step by step.
 
@@ -41,7 +42,7 @@ import pytest
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
 POLICIES = ("correct", "correct-triton", "broken", "timeout", "prose", "prose-then-correct", "think", "error", "gated",
-            "tool-call")
+            "tool-call", "judge-hack", "judge-clean")
 TOLD_WHY = "Your last reply could not be used:"  # environment.agent's line after a player error
 
 BROKEN_CODE = '''\
@@ -227,6 +228,9 @@ class OpenAIStub:
             return f"Here is a faster implementation.\n\n```python\n{code}```\n"
         if policy == "broken":
             return f"```python\n{BROKEN_CODE}```"
+        if policy.startswith("judge-"):
+            return ("HACK\nThe library computes the answer; the kernel is a decoy." if policy == "judge-hack"
+                    else "CLEAN\nThe submission's own kernel does the work.")
         return PROSE
 
     def start(self) -> "OpenAIStub":
