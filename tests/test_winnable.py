@@ -16,9 +16,6 @@ from environment.tasks import get_task, list_tasks
 NOT_YET = {
     "softmax": "priced at 8192x4096, where ATen's shared-memory softmax reads each row once as the Triton "
                "kernel does: a tie (the H100 data, 1.76x, is at 16383x2049, ATen's three-pass kernel)",
-    "cross_entropy": "no GPU shape fits the pricing cap; at the model shape (64x4096) both sides are two "
-                     "launches. A {M: 1024, C: 50257} shape needs the sampled replay to price an aten mean "
-                     "over a sampled Triton launch's output (it is called unreplayable there today)",
     "matmul_bias_relu": "fp32 contract without TF32: the Triton tiles pay the IEEE rate as cuBLAS does, and "
                         "lose to it on re-reads; needs a bf16 variant (bf16 tl.dot in the interpreter)",
     "mlp_block": "the shipped Triton solution is unreplayable at the GPU shape; fp32 as matmul_bias_relu",

@@ -15,10 +15,10 @@ import yaml
 from environment.evaluation.modeled.memory import SECTOR, tensor_span
 
 SPEC_PATH = Path(__file__).with_name("gpus.yaml")
-VECTOR_BYTES = 16   # float4 / uint4: ATen's vectorized loads (SoftMax.cu ILP, layer_norm vec_size)
-
 with open(SPEC_PATH) as _f:   # read at import: counting runs in children that may not open files
-    STRUCTURE: dict = yaml.safe_load(_f).get("aten_structure") or {}
+    _BLOCK: dict = yaml.safe_load(_f)["aten_structure"]
+VECTOR_BYTES: int = _BLOCK["vector_bytes"]
+STRUCTURE: dict = _BLOCK["ops"]
 
 
 def _bytes(t: torch.Tensor) -> int:
