@@ -26,13 +26,12 @@ def row_loss_kernel(x_ptr, t_ptr, loss_ptr, C, stride_row, BLOCK_C: tl.constexpr
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
+    """No parameters: nn.Module's own constructor is enough."""
 
     def forward(self, logits, target):
-        logits, target = logits.contiguous(), target.contiguous()
-        M, C = logits.shape
-        losses = torch.empty(M, dtype=logits.dtype, device=logits.device)
-        row_loss_kernel[(M,)](logits, target, losses, C, logits.stride(0),
-                              BLOCK_C=min(triton.next_power_of_2(C), 2048))
-        return losses.mean()
+        x = logits.contiguous()
+        rows, classes = x.shape
+        per_row = x.new_empty(rows)
+        row_loss_kernel[(rows,)](x, target.contiguous(), per_row, classes, x.stride(0),
+                                 BLOCK_C=min(triton.next_power_of_2(classes), 2048))
+        return per_row.mean()
