@@ -24,3 +24,56 @@ def test_a_broadcast_input_counts_its_bytes_once():
     x, bias = torch.randn(128, 256), torch.randn(256)
     _, report = count(lambda a, b: a + b, x, bias)
     assert report["launches"][0]["bytes_unique"] == (2 * 128 * 256 + 256) * 4
+
+
+# --- ops ATen runs on CUDA as several kernels or passes (gpus.yaml aten_structure) ----------------------
+def _moved(report) -> list[int]:
+    return [r["bytes_unique"] for r in report["launches"]]
+
+
+def test_logsumexp_is_the_nine_launches_aten_runs_with_six_passes_over_the_input():
+    x = torch.randn(64, 1000)
+    _, report = count(lambda v: torch.logsumexp(v, dim=-1), x)
+    moved = _moved(report)
+    assert [r["name"] for r in report["launches"]] == [f"aten.logsumexp.default [{i}/9]" for i in range(1, 10)]
+    x_bytes, row_bytes = x.numel() * 4, 64 * 4
+    # amax, sub (reads x and the maxes, writes a temporary), exp, sum: six passes of x's size
+    assert moved[0] == x_bytes + row_bytes and moved[4] == 2 * x_bytes + row_bytes
+    assert moved[5] == 2 * x_bytes and moved[6] == x_bytes + row_bytes
+    assert sum(moved) - 6 * x_bytes < 20 * row_bytes   # the rest is per-row vectors
+
+
+def test_softmax_rereads_a_long_unaligned_row_and_reads_an_aligned_or_short_one_once():
+    short, aligned, odd = torch.randn(8, 1000), torch.randn(8, 4096), torch.randn(8, 2049)
+    for x, reads in ((short, 1), (aligned, 1), (odd, 3)):
+        for op in (torch.softmax, torch.log_softmax):
+            _, report = count(lambda v: op(v, dim=-1), x)
+            assert _moved(report) == [(reads + 1) * x.numel() * 4], (op, x.shape)
+    _, report = count(lambda v: torch.softmax(v, dim=0), odd)   # not the last dimension: one pass
+    assert _moved(report) == [2 * odd.numel() * 4]
+
+
+def test_layer_norm_reads_its_input_twice_in_one_kernel_or_two():
+    for n, kernels in ((4096, 1), (2049, 2)):
+        x, w, b = torch.randn(8, n), torch.randn(n), torch.randn(n)
+        _, report = count(lambda *a: torch.nn.functional.layer_norm(a[0], (n,), a[1], a[2]), x, w, b)
+        assert len(report["launches"]) == kernels
+        stats = 2 * 8 * 4   # mean and rstd per row
+        assert sum(_moved(report)) == 3 * x.numel() * 4 + 2 * n * 4 + stats * kernels
+
+
+def test_nll_loss_and_gather_read_the_elements_they_pick_not_the_whole_input():
+    logits, target = torch.randn(64, 4096), torch.randint(0, 4096, (64,))
+    _, report = count(lambda a, t: torch.nn.functional.cross_entropy(a, t), logits, target)
+    names = [r["name"] for r in report["launches"]]
+    assert names == ["aten._log_softmax.default", "aten.nll_loss_forward.default"]
+    assert _moved(report)[1] == 64 * 8 + 64 * 32 + 4 + 4   # targets, one sector per row, loss, total_weight
+    _, report = count(lambda a, t: a.gather(1, t[:, None]), logits, target)
+    assert _moved(report) == [64 * 8 + 64 * 32 + 64 * 4]
+
+
+def test_unsafe_view_launches_nothing():
+    # a 4-D matmul is a bmm whose result is re-viewed with aten._unsafe_view (an alias, no copy)
+    q, k = torch.randn(2, 3, 16, 8), torch.randn(2, 3, 8, 16)
+    _, report = count(lambda a, b: a @ b, q, k)
+    assert [r["name"] for r in report["launches"]] == ["aten.bmm.default"]

@@ -19,7 +19,7 @@ from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, tensor_interval
-from environment.evaluation.modeled.torch_counting import AtenCounter, aten_record, classify
+from environment.evaluation.modeled.torch_counting import AtenCounter, aten_records, classify
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
 REPORT_VERSION = 1
@@ -105,9 +105,11 @@ class CostCounter:
             for t in [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, torch.Tensor)]:
                 self.ledger.host_data(tensor_interval(t))
         elif kind == "launch":
-            record, reads, writes = aten_record(func, args, kwargs, out)
-            record["dirty_read_bytes"] = self.ledger.launch(record["name"], reads, writes)
-            self.records.append(record)
+            records, reads, writes = aten_records(func, args, kwargs, out)
+            dirty = self.ledger.launch(records[0]["name"], reads, writes)
+            for i, record in enumerate(records):
+                record["dirty_read_bytes"] = dirty if i == 0 else 0
+            self.records.extend(records)
 
     # --- results ------------------------------------------------------------------------------
     def launch_records(self) -> list[dict]:

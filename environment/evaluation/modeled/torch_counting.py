@@ -1,7 +1,8 @@
 """Count PyTorch work as GPU launches: a TorchDispatchMode sees every aten op.
 
 Each non-view aten op is one launch moving the unique sectors of its input and output tensors
-(what a GPU kernel for it would read from and write to memory). FLOPs come from
+(what a GPU kernel for it would read from and write to memory), unless ATen runs it on CUDA as
+several kernels or passes (aten_structure.py, gpus.yaml `aten_structure`): then one launch each. FLOPs come from
 `torch.utils.flop_counter`'s registry; CPU-only op names map to the formula of the op a GPU runs.
 The same counting applies to the reference and to PyTorch code inside a candidate.
 """
@@ -12,6 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
+from environment.evaluation.modeled.aten_structure import kernel_bytes
 from environment.evaluation.modeled.memory import SECTOR, no_sectors, size, tensor_interval, union
 from environment.evaluation.modeled.precision import torch_dot_precision
 
@@ -27,7 +29,8 @@ _ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_
 # Data lifted from the host (torch.tensor, torch.from_numpy): a host-to-device copy, not work.
 _HOST_LIFTS = {"lift_fresh", "lift_fresh_copy", "lift"}
 # Metadata or host-side queries that launch nothing.
-_NO_LAUNCH = {"set_", "resize_", "_local_scalar_dense", "sym_size", "sym_stride", "sym_numel",
+# `_unsafe_view` is a view the schema does not mark as one (no kernel: it aliases the storage).
+_NO_LAUNCH = {"_unsafe_view", "set_", "resize_", "_local_scalar_dense", "sym_size", "sym_stride", "sym_numel",
               "sym_storage_offset", "record_stream", "is_same_size", "_has_compatible_shallow_copy_type"}
 
 
@@ -43,18 +46,22 @@ def _sectors(tensors: list[torch.Tensor]):
     return found
 
 
-def aten_record(func, args, kwargs, out):
-    """(record, read sectors, written sectors) of one aten launch; the sectors as intervals."""
+def aten_records(func, args, kwargs, out):
+    """(records, read sectors, written sectors) of one aten op: one record per kernel it launches on
+    CUDA (the op's FLOPs on the first); the sectors, as intervals, are the op's own (the ledger's)."""
     inputs, outputs = _tensors((args, kwargs)), _tensors(out)
     reads, writes = _sectors(inputs), _sectors(outputs)
     flops = {}
     formula = CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
     if formula is not None and inputs:
         flops[torch_dot_precision(inputs[0].dtype)] = float(formula(*args, **kwargs, out_val=out))
-    moved = (size(reads) + size(writes)) * SECTOR
-    record = {"name": str(func), "kind": "aten", "programs": None, "bytes_unique": moved,
-              "bytes_sectors": moved, "flops": flops}
-    return record, reads, writes
+    kernels = kernel_bytes(func, args, inputs, outputs) or [(size(reads) + size(writes)) * SECTOR]
+    records = []
+    for i, moved in enumerate(kernels):
+        name = str(func) if len(kernels) == 1 else f"{func} [{i + 1}/{len(kernels)}]"
+        records.append({"name": name, "kind": "aten", "programs": None, "bytes_unique": moved,
+                        "bytes_sectors": moved, "flops": flops if i == 0 else {}})
+    return records, reads, writes
 
 
 class AtenCounter(TorchDispatchMode):
