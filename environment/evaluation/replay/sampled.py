@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR
+from environment.evaluation.modeled.triton_launch import ProgramTooLong
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
@@ -54,6 +55,13 @@ COMPLETE = 16
 # programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
 # store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
 PROBES = 10
+# The most memory instructions one sampled program may execute (a persistent program over a 8192 x 8192 output
+# on 132 programs executes ~1,500; a tiled GEMM's ~130). A program past it is one the interpreter cannot run in
+# the time a replay has, and the GPU-shape price is void with a message naming the model's limit: above all a
+# program claiming tiles from an atomic counter until it runs out, which claims every tile when programs run one
+# at a time, as they do here (its real share is the tiles over the programs: a price this model cannot take)
+PROGRAM_ACCESSES = 4096
+MODEL_LIMIT = "a limit of the model, not a fault of the kernel"
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -158,6 +166,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     import triton.runtime.interpreter as interp
 
     sink.launch_begin(executor, args_dev, kwargs)
+    sink.launch.access_budget = PROGRAM_ACCESSES
     argspec = inspect.getfullargspec(executor.fn)
     kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
     try:
@@ -190,6 +199,12 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     extra = completion(grid, chosen)
                     run(extra)
                     chosen = chosen + extra
+            except ProgramTooLong:
+                claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
+                raise RuntimeError(
+                    f"{MODEL_LIMIT}: a program of {executor.fn.__name__}{claimed} ran past {PROGRAM_ACCESSES} memory "
+                    "instructions at the GPU shape; the interpreter runs programs one at a time, so a program that "
+                    "claims tiles while others do claims them all, and one doing thousands of tiles takes too long") from None
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
