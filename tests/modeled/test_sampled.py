@@ -3,6 +3,7 @@ scale to the grid, and when the sample is not trusted. Real kernels through the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from environment.evaluation.modeled.counting import CostCounter
@@ -166,3 +167,74 @@ def test_an_atomic_launch_completes_each_sampled_position_along_its_short_axes_a
     # a completing program stands for nothing; on a grid over several axes each class is shared by its samples
     assert coverage.program_weights([((0, 0, 0), "corner"), ((5, 1, 0), "stratum"), ((5, 2, 0), "complete")],
                                     (10, 4, 1), [1, 1, 1])[2] == 0.0
+
+
+SPLIT_K = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fc2_split_kernel(h_ptr, w_ptr, b_ptr, out_ptr, M, N, K, stride_hm, stride_wn, stride_om, K_PER_SPLIT,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    split = tl.program_id(2)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(split * K_PER_SPLIT, split * K_PER_SPLIT + K_PER_SPLIT, BLOCK_K):
+        k = k0 + offs_k
+        a = tl.load(h_ptr + offs_m[:, None] * stride_hm + k[None, :],
+                    mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(w_ptr + k[:, None] + offs_n[None, :] * stride_wn,
+                    mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    if split == 0:
+        acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]
+    tl.atomic_add(out_ptr + offs_m[:, None] * stride_om + offs_n[None, :], acc,
+                  mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, d_model, hidden):
+        super().__init__()
+        self.fc2 = nn.Linear(hidden, d_model)
+
+    def forward(self, h):
+        M, HID = h.shape
+        D = self.fc2.weight.shape[0]
+        out = torch.zeros((M, D), dtype=h.dtype, device=h.device)
+        grid = (triton.cdiv(M, 64), triton.cdiv(D, 64), triton.cdiv(HID, 32))
+        fc2_split_kernel[grid](h, self.fc2.weight, self.fc2.bias, out, M, D, HID, h.stride(0),
+                               self.fc2.weight.stride(0), out.stride(0), 32, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+        return out
+'''
+
+
+def test_a_split_k_launch_is_completed_along_its_split_axis_however_long_and_its_sums_compared_whole():
+    # 64 splits (grid (4, 2, 64)): the split axis is longer than COMPLETE, so completing the short axes left partial
+    # sums where the sample ran (size_dependent for an honest kernel); the axis whose neighbour adds into the same
+    # elements is completed instead, the neighbours run to find it included
+    module, rebuilt = load_module_from_source(SPLIT_K), rebuild(SPLIT_K)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    model = module.ModelNew(128, 2048)
+    h = torch.randn(256, 2048)
+    with torch.no_grad(), TraceRecorder([h]) as recorder:
+        out = model(h)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=5)
+    replay = Replay(trace, [h], constants, kernels, rebuilt.kernels, counter)
+    with torch.no_grad(), counter:
+        replay.run(keep=False)
+    index, values = replay.checked_outputs()
+    assert counter.output_coverage == [pytest.approx(1.0, abs=1e-12)]
+    with torch.no_grad():
+        expected = model.fc2(h).flatten()[index]
+    assert index.numel() > 0 and torch.allclose(values, expected, atol=1e-4, rtol=1e-4)
+    [launch] = counter.sampled_launches
+    split = [p for p, r in launch.programs if r == "complete"]
+    assert {p[2] for p in split} == set(range(64))                           # whole sums along the split axis
+    assert counter.launch_records()[-1]["sample_outliers"] == 0

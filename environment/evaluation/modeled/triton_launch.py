@@ -133,6 +133,11 @@ class TritonLaunch:
         """Whether a program so far added into memory atomically."""
         return bool(self._addrs["atomic"][0])
 
+    def atomic_addresses(self, k: int) -> np.ndarray:
+        """Byte addresses the k-th program run (from 0) added into atomically, unique."""
+        addrs, progs = self._flat("atomic")
+        return np.unique(addrs[progs == k + 1]) if addrs.size else addrs   # programs count from 1 as they run
+
     def op(self, key: str, count: float) -> None:
         self.flops[key] += count
         self._program_flops[key] += count

@@ -195,7 +195,7 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
                 weights[i] += size / len(chosen)
             continue
         kinds = itertools.product(*[(0, 2) if s == 1 else (s,) for s in key])
-        corners = [i for kind in kinds for i in members.get(kind, [])]
+        corners = [i for kind in kinds for i in members.get(kind, []) if programs[i][1] != "complete"]
         if corners:
             best = max(corners, key=lambda i: (stored[i], -i))
             # an edge program stores no more than an interior one: a corner storing more (blocks of the programs

@@ -51,6 +51,10 @@ FULL = 16
 # (shortest first, at most COMPLETE programs per position), the split axis of such kernels, so the elements
 # it added into hold whole sums and can be compared. The completing programs carry no weight anywhere.
 COMPLETE = 16
+# A split-K (split-hidden) kernel's split axis is found by running one sampled program's neighbour on each axis:
+# an axis whose neighbour adds into the same elements is a split axis, completed whole for every sampled position
+# when that costs at most COMPLETE_PROGRAMS programs (64 splits of a K/64 slice are one full tile's work each)
+COMPLETE_PROGRAMS = 2048
 # A grid along one axis (a persistent kernel's, whose programs loop over rows pid, pid + G, ...) also runs
 # programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
 # store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
@@ -100,14 +104,22 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
-def completion(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
-    """((x, y, z), "complete") of the programs that share a chosen program's index on every axis but the
-    short ones (the shortest axes longer than 1 whose extents multiply to at most COMPLETE), not chosen."""
-    axes, span = [], 1
-    for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
-        if span * grid[a] <= COMPLETE:
-            axes.append(a)
-            span *= grid[a]
+def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None = None) -> list:
+    """((x, y, z), "complete") of the programs that share a run program's index on every axis but the split ones
+    (`split`: the axes along which programs add into the same elements, when completing them costs at most
+    COMPLETE_PROGRAMS programs; else the shortest axes longer than 1 whose extents multiply to at most
+    COMPLETE), not run yet. Every run program's position is completed, split_probes' neighbours too: each adds
+    into its own elements, which are compared."""
+    def positions(axes: list[int]) -> int:
+        return len({tuple(c for a, c in enumerate(p) if a not in axes) for p, _ in chosen})
+    if split and positions(split) * math.prod(grid[a] for a in split) <= COMPLETE_PROGRAMS:
+        axes = list(split)
+    else:
+        axes, span = [], 1
+        for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
+            if span * grid[a] <= COMPLETE:
+                axes.append(a)
+                span *= grid[a]
     run, extra = {p for p, _ in chosen}, []
     for p, _ in (chosen if axes else []):
         for q in itertools.product(*[range(grid[a]) if a in axes else (p[a],) for a in range(3)]):
@@ -133,6 +145,35 @@ def line_probes(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[in
     ends = sorted({1, grid[axis] - 2})
     points = [tuple(c if a == axis else 0 for a in range(3)) for c in ends]
     return [(p, "probe") for p in points if p not in run]
+
+
+def split_probes(grid: tuple[int, int, int], chosen: list) -> list:
+    """((x, y, z), "complete"): the neighbour of the first sampled interior program (else the first program) on
+    each axis longer than 1, not already run (split_axes compares what they add into)."""
+    first = next((p for p, r in chosen if r == "stratum"), chosen[0][0])
+    run, out = {p for p, _ in chosen}, []
+    for a in range(3):
+        if grid[a] > 1:
+            q = tuple((c + 1 if c + 1 < grid[a] else c - 1) if k == a else c for k, c in enumerate(first))
+            if q not in run:
+                run.add(q)
+                out.append((q, "complete"))
+    return out
+
+
+def split_axes(launch, chosen: list) -> list[int]:
+    """The axes along which the first sampled interior program and its neighbour add atomically into the same
+    bytes (the split axes of a split-K reduction into a zeroed output)."""
+    first = next((p for p, r in chosen if r == "stratum"), chosen[0][0])
+    order = {p: k for k, (p, _) in enumerate(chosen)}
+    added = launch.atomic_addresses
+    mine = added(order[first])
+    axes = []
+    for a in range(3):
+        q = next((p for p, _ in chosen if p != first and all(p[i] == first[i] for i in range(3) if i != a)), None)
+        if q is not None and mine.size and np.intersect1d(mine, added(order[q])).size:
+            axes.append(a)
+    return axes
 
 
 def _stored_per_program(launch, count: int) -> np.ndarray:
@@ -196,7 +237,10 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     run([probe])
                     chosen = chosen + [probe]
                 if sink.launch.atomics():
-                    extra = completion(grid, chosen)
+                    neighbours = split_probes(grid, chosen)
+                    run(neighbours)
+                    chosen = chosen + neighbours
+                    extra = completion(grid, chosen, split_axes(sink.launch, chosen))
                     run(extra)
                     chosen = chosen + extra
             except ProgramTooLong:
