@@ -233,7 +233,7 @@ def program_weights(programs: list, grid: tuple, stored: list[int]) -> list[floa
     weights[at[inner[-1]]] += n - 2 - inner[-1]
     for c in inner:
         weights[at[c]] += 1.0
-    for a, b in zip(inner, inner[1:]):
+    for a, b in itertools.pairwise(inner):
         weights[at[a]] += (b - a - 1) / 2
         weights[at[b]] += (b - a - 1) / 2
     return weights

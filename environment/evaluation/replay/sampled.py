@@ -192,7 +192,7 @@ def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
         return None
     inner = sorted((p[axis], stored[i]) for i, (p, role) in enumerate(run)
                    if role != "complete" and 0 < p[axis] < grid[axis] - 1)
-    gaps = [(b - a, a, b) for (a, va), (b, vb) in zip(inner, inner[1:]) if b - a > 1 and va != vb]
+    gaps = [(b - a, a, b) for (a, va), (b, vb) in itertools.pairwise(inner) if b - a > 1 and va != vb]
     if not gaps:
         return None
     _, a, b = max(gaps)
