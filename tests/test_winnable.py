@@ -16,8 +16,6 @@ from environment.tasks import get_task, list_tasks
 NOT_YET = {
     "softmax": "priced at 8192x4096, where ATen's shared-memory softmax reads each row once as the Triton "
                "kernel does: a tie (the H100 data, 1.76x, is at 16383x2049, ATen's three-pass kernel)",
-    "matmul_bias_relu": "fp32 contract without TF32: the Triton tiles pay the IEEE rate as cuBLAS does, and "
-                        "lose to it on re-reads; needs a bf16 variant (bf16 tl.dot in the interpreter)",
     "mlp_block": "the shipped Triton solution is unreplayable at the GPU shape; fp32 as matmul_bias_relu",
     "causal_attention": "fp32 flash kernel with IEEE tl.dot: the H100 measures it 90x slower than SDPA; needs "
                         "a bf16 variant with tensor-core tl.dot",

@@ -54,6 +54,7 @@ from environment.evaluation.compare import compare
 from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
 from environment.evaluation.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
+from environment.evaluation.replay.sampled import MODEL_LIMIT
 
 
 # Inputs of the GPU shape are made and held by the reference child and the sampler (one copy each);
@@ -268,7 +269,8 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
-        return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag else _FIX)
+        limit = MODEL_LIMIT in why   # the model's limit, named as such (replay/sampled.py): no advice to the kernel
+        return Priced(why=why, flag=flag or F.UNREPLAYABLE, fix="" if flag or limit else _FIX)
     try:
         cand = model_cost(head.sampled_report["launches"], spec, tolerance, gpu.shape)
         ref = model_cost(gpu.reference["launches"], spec, tolerance, gpu.shape)

@@ -3,10 +3,11 @@ scale to the grid, and when the sample is not trusted. Real kernels through the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from environment.evaluation.modeled.counting import CostCounter
-from environment.evaluation.replay import sampled
+from environment.evaluation.replay import coverage, sampled
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
@@ -31,14 +32,15 @@ def test_only_the_corners_are_public_the_estimate_and_the_checks_come_from_the_s
     assert len(corners) == 8 and (63, 31, 1) in corners
 
 
-def test_scaling_weighs_corners_once_and_strata_for_the_rest_and_caps_dram_at_the_footprint():
-    roles = ["corner", "corner", "stratum", "stratum", "check"]
+def test_scaling_weighs_corners_once_and_the_interior_for_the_rest_and_caps_dram_at_the_footprint():
+    roles = [((0, 0, 0), "corner"), ((1001, 0, 0), "corner"), ((1, 0, 0), "probe"), ((400, 0, 0), "stratum"),
+             ((1000, 0, 0), "check")]
     per = [{"sectors": 10, "read": 4, "write": 2, "flops": {"fp32": 1.0}}] * 5
     reads = np.arange(0, 20, dtype=np.int64)
     writes = np.arange(100, 110, dtype=np.int64)
     record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
     big = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 10**6), (10**6, 2 * 10**6)])
-    # 2 corners at weight 1 + 2 strata at (1002 - 2) / 2 each; the check program weighs nothing
+    # 2 corners at weight 1, the interior programs of the line shared by the run ones between them
     assert big["programs"] == 1002 and big["flops"] == {"fp32": 1002.0} and big["bytes_sectors"] == 10020
     assert big["bytes_unique"] == (4 * 1002 + 2 * 1002) * 32 and big["bytes_written"] == 2 * 1002 * 32
     capped = sampled.scale_record(record, per, roles, (1002, 1, 1), reads, writes, [(0, 50), (100, 120)])
@@ -54,7 +56,8 @@ def test_the_footprint_cap_is_the_whole_allocation_behind_an_argument_view_not_t
     x = torch.zeros(1024, 64)                 # 256 KiB: 8192 sectors
     [(first, end)] = sampled.storage_spans([x[:1], x[5:7]])  # a one-row view (red team a101) and another
     assert end - first == x.numel() * 4 // 32
-    roles = ["corner", "corner", "stratum", "stratum", "check"]
+    roles = [((0, 0, 0), "corner"), ((1023, 0, 0), "corner"), ((1, 0, 0), "probe"), ((500, 0, 0), "stratum"),
+             ((1022, 0, 0), "check")]
     per = [{"sectors": 8, "read": 8, "write": 0, "flops": {}}] * 5
     seen = np.arange(first, first + 40, dtype=np.int64)  # the sample read 40 sectors of x, rows beyond x[:1]
     record = {"name": "k", "kind": "triton", "programs": 5, "bytes_unique": 0, "bytes_sectors": 0, "flops": {}}
@@ -109,13 +112,14 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
             outputs = replay.run()
         results.append((counter.launch_records()[-1], replay, outputs))
     (full, _, full_out), (est, replay, _) = results
-    assert full["programs"] == est["programs"] == 206 and est["sampled_programs"] == 14
+    # 14 sampled programs and the two ends of the line's interior (programs 1 and 204)
+    assert full["programs"] == est["programs"] == 206 and est["sampled_programs"] == 16
     assert est["bytes_unique"] == full["bytes_unique"]          # every program's own sectors, once
     assert abs(est["bytes_sectors"] - full["bytes_sectors"]) <= 0.02 * full["bytes_sectors"]
     assert est["flops"] == full["flops"] and est["sample_outliers"] == 0
     index, values = replay.checked_outputs()
     assert counter.output_coverage == [1.0]   # the corners once, each stratum's block for its share: the output
-    assert index.numel() == 14 * 1024 - (206 * 1024 - x.numel())   # what the 14 programs stored (the tail is masked)
+    assert index.numel() == 16 * 1024 - (206 * 1024 - x.numel())   # what the 16 programs stored (the tail is masked)
     expected = torch.nn.functional.gelu(x + bias).flatten()[index]
     assert torch.allclose(values, expected, atol=1e-5, rtol=1e-5)
     assert torch.allclose(full_out[0], torch.nn.functional.gelu(x + bias), atol=1e-5, rtol=1e-5)
@@ -160,4 +164,77 @@ def test_an_atomic_launch_completes_each_sampled_position_along_its_short_axes_a
     wide = sampled.completion((100, 32, 4), [((5, 7, 0), "stratum")])
     assert sorted(p for p, _ in wide) == [(5, 7, z) for z in (1, 2, 3)]
     assert sampled.completion((100, 1, 1), chosen) == []                     # a long line has no split axis
-    assert sampled._weights(["corner", "stratum", "complete"], 10) == [1.0, 9.0, 0.0]
+    # a completing program stands for nothing; on a grid over several axes each class is shared by its samples
+    assert coverage.program_weights([((0, 0, 0), "corner"), ((5, 1, 0), "stratum"), ((5, 2, 0), "complete")],
+                                    (10, 4, 1), [1, 1, 1])[2] == 0.0
+
+
+SPLIT_K = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fc2_split_kernel(h_ptr, w_ptr, b_ptr, out_ptr, M, N, K, stride_hm, stride_wn, stride_om, K_PER_SPLIT,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    split = tl.program_id(2)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(split * K_PER_SPLIT, split * K_PER_SPLIT + K_PER_SPLIT, BLOCK_K):
+        k = k0 + offs_k
+        a = tl.load(h_ptr + offs_m[:, None] * stride_hm + k[None, :],
+                    mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(w_ptr + k[:, None] + offs_n[None, :] * stride_wn,
+                    mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    if split == 0:
+        acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]
+    tl.atomic_add(out_ptr + offs_m[:, None] * stride_om + offs_n[None, :], acc,
+                  mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, d_model, hidden):
+        super().__init__()
+        self.fc2 = nn.Linear(hidden, d_model)
+
+    def forward(self, h):
+        M, HID = h.shape
+        D = self.fc2.weight.shape[0]
+        out = torch.zeros((M, D), dtype=h.dtype, device=h.device)
+        grid = (triton.cdiv(M, 64), triton.cdiv(D, 64), triton.cdiv(HID, 32))
+        fc2_split_kernel[grid](h, self.fc2.weight, self.fc2.bias, out, M, D, HID, h.stride(0),
+                               self.fc2.weight.stride(0), out.stride(0), 32, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+        return out
+'''
+
+
+def test_a_split_k_launch_is_completed_along_its_split_axis_however_long_and_its_sums_compared_whole():
+    # 64 splits (grid (4, 2, 64)): the split axis is longer than COMPLETE, so completing the short axes left partial
+    # sums where the sample ran (size_dependent for an honest kernel); the axis whose neighbour adds into the same
+    # elements is completed instead, the neighbours run to find it included
+    module, rebuilt = load_module_from_source(SPLIT_K), rebuild(SPLIT_K)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    model = module.ModelNew(128, 2048)
+    h = torch.randn(256, 2048)
+    with torch.no_grad(), TraceRecorder([h]) as recorder:
+        out = model(h)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=5)
+    replay = Replay(trace, [h], constants, kernels, rebuilt.kernels, counter)
+    with torch.no_grad(), counter:
+        replay.run(keep=False)
+    index, values = replay.checked_outputs()
+    assert counter.output_coverage == [pytest.approx(1.0, abs=1e-12)]
+    with torch.no_grad():
+        expected = model.fc2(h).flatten()[index]
+    assert index.numel() > 0 and torch.allclose(values, expected, atol=1e-4, rtol=1e-4)
+    [launch] = counter.sampled_launches
+    split = [p for p, r in launch.programs if r == "complete"]
+    assert {p[2] for p in split} == set(range(64))                           # whole sums along the split axis
+    assert counter.launch_records()[-1]["sample_outliers"] == 0

@@ -50,6 +50,10 @@ def launch_signature(executor, args, kwargs) -> dict:
             "aligned": aligned, "options": options}
 
 
+class ProgramTooLong(Exception):
+    """A sampled program ran past its budget of memory instructions (TritonLaunch.access_budget)."""
+
+
 class TritonLaunch:
     def __init__(self, name: str, signature: dict, addresses: bool = True) -> None:
         """addresses=False: keep no per-element addresses of loads (no cross-program race check), as
@@ -69,6 +73,7 @@ class TritonLaunch:
         self.program_bytes_max = 0
         self.program_flops_max: dict[str, float] = {}
         self._program_accesses = 0     # memory instructions the program executed (spill pricing, model.py)
+        self.access_budget = 0         # >0: the most one program may execute (the sampled replay's bound)
         self.program_accesses_max = 0
         # per program, for a sampled launch (replay/sampled.py scales these to the whole grid)
         self.per_program: list[dict] = []
@@ -111,6 +116,8 @@ class TritonLaunch:
         self.sector_bytes += moved
         self._program_bytes += moved
         self._program_accesses += 1
+        if self.access_budget and self._program_accesses > self.access_budget:
+            raise ProgramTooLong(self._program_accesses)
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._program_sectors[side].append(sectors)
         if kind != "read":
@@ -125,6 +132,11 @@ class TritonLaunch:
     def atomics(self) -> bool:
         """Whether a program so far added into memory atomically."""
         return bool(self._addrs["atomic"][0])
+
+    def atomic_addresses(self, k: int) -> np.ndarray:
+        """Byte addresses the k-th program run (from 0) added into atomically, unique."""
+        addrs, progs = self._flat("atomic")
+        return np.unique(addrs[progs == k + 1]) if addrs.size else addrs   # programs count from 1 as they run
 
     def op(self, key: str, count: float) -> None:
         self.flops[key] += count

@@ -195,7 +195,7 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
                 weights[i] += size / len(chosen)
             continue
         kinds = itertools.product(*[(0, 2) if s == 1 else (s,) for s in key])
-        corners = [i for kind in kinds for i in members.get(kind, [])]
+        corners = [i for kind in kinds for i in members.get(kind, []) if programs[i][1] != "complete"]
         if corners:
             best = max(corners, key=lambda i: (stored[i], -i))
             # an edge program stores no more than an interior one: a corner storing more (blocks of the programs
@@ -204,10 +204,45 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
     return weights
 
 
+def program_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
+    """How many programs of the grid each sampled program stands for (they sum to the grid's programs), in
+    the coverage and in the scaled counts alike. A grid along one axis is a line: its first and last
+    programs weigh 1, and every other program lies between two run interior programs (the ends of the
+    interior, programs 1 and G-2, are always run: sampled.line_probes), so it counts half as each
+    (interpolation). A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
+    one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
+    so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
+    class (class_weights): their tiles are alike but for the masked edges."""
+    axes = [a for a, g in enumerate(grid) if g > 1]
+    total = math.prod(grid)
+    if len(axes) != 1 or len(programs) >= total:
+        return class_weights(programs, grid, stored)
+    axis, n = axes[0], grid[axes[0]]
+    at: dict[int, int] = {}
+    for i, (pos, role) in enumerate(programs):
+        if role != "complete":
+            at.setdefault(pos[axis], i)
+    inner = sorted(c for c in at if 0 < c < n - 1)
+    if not inner:
+        return class_weights(programs, grid, stored)
+    weights = [0.0] * len(programs)
+    for c in (0, n - 1):
+        if c in at:
+            weights[at[c]] += 1.0
+    weights[at[inner[0]]] += inner[0] - 1          # programs 1 .. the first run interior one (none once probed)
+    weights[at[inner[-1]]] += n - 2 - inner[-1]
+    for c in inner:
+        weights[at[c]] += 1.0
+    for a, b in itertools.pairwise(inner):
+        weights[at[a]] += (b - a - 1) / 2
+        weights[at[b]] += (b - a - 1) / 2
+    return weights
+
+
 def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:
     """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store:
     per sampled launch, each program's distinct elements of the view (any byte of them stored) times the
-    programs it stands for (class_weights), times the share of the sample's stored elements that are distinct
+    programs it stands for (program_weights), times the share of the sample's stored elements that are distinct
     (every program storing the same block is one block); an aten op that wrote the view (and no later launch
     may overwrite: `views`) counts its elements exactly. Elements an earlier launch (or aten op) already
     stored count once: launches over the same grid run the same sampled programs, so copy launches restoring
@@ -240,7 +275,7 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
             per.setdefault(k, []).append(items[items >= 0])
         sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
         sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
-        weights = class_weights(launch.programs, launch.grid,
+        weights = program_weights(launch.programs, launch.grid,
                                 [sets[k].size if k in sets else 0 for k in range(len(launch.programs))])
         sets = {k: s for k, s in sets.items() if weights[k] and s.size}
         stored = sum(s.size for s in sets.values())

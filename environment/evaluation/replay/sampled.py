@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR
-from environment.evaluation.replay.coverage import SampledStores
+from environment.evaluation.modeled.triton_launch import ProgramTooLong
+from environment.evaluation.replay.coverage import SampledStores, program_weights
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -50,6 +51,21 @@ FULL = 16
 # (shortest first, at most COMPLETE programs per position), the split axis of such kernels, so the elements
 # it added into hold whole sums and can be compared. The completing programs carry no weight anywhere.
 COMPLETE = 16
+# A split-K (split-hidden) kernel's split axis is found by running one sampled program's neighbour on each axis:
+# an axis whose neighbour adds into the same elements is a split axis, completed whole for every sampled position
+# when that costs at most COMPLETE_PROGRAMS programs (64 splits of a K/64 slice are one full tile's work each)
+COMPLETE_PROGRAMS = 2048
+# A grid along one axis (a persistent kernel's, whose programs loop over rows pid, pid + G, ...) also runs
+# programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
+# store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
+PROBES = 10
+# The most memory instructions one sampled program may execute (a persistent program over a 8192 x 8192 output
+# on 132 programs executes ~1,500; a tiled GEMM's ~130). A program past it is one the interpreter cannot run in
+# the time a replay has, and the GPU-shape price is void with a message naming the model's limit: above all a
+# program claiming tiles from an atomic counter until it runs out, which claims every tile when programs run one
+# at a time, as they do here (its real share is the tiles over the programs: a price this model cannot take)
+PROGRAM_ACCESSES = 4096
+MODEL_LIMIT = "a limit of the model, not a fault of the kernel"
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -88,14 +104,22 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
-def completion(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
-    """((x, y, z), "complete") of the programs that share a chosen program's index on every axis but the
-    short ones (the shortest axes longer than 1 whose extents multiply to at most COMPLETE), not chosen."""
-    axes, span = [], 1
-    for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
-        if span * grid[a] <= COMPLETE:
-            axes.append(a)
-            span *= grid[a]
+def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None = None) -> list:
+    """((x, y, z), "complete") of the programs that share a run program's index on every axis but the split ones
+    (`split`: the axes along which programs add into the same elements, when completing them costs at most
+    COMPLETE_PROGRAMS programs; else the shortest axes longer than 1 whose extents multiply to at most
+    COMPLETE), not run yet. Every run program's position is completed, split_probes' neighbours too: each adds
+    into its own elements, which are compared."""
+    def positions(axes: list[int]) -> int:
+        return len({tuple(c for a, c in enumerate(p) if a not in axes) for p, _ in chosen})
+    if split and positions(split) * math.prod(grid[a] for a in split) <= COMPLETE_PROGRAMS:
+        axes = list(split)
+    else:
+        axes, span = [], 1
+        for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
+            if span * grid[a] <= COMPLETE:
+                axes.append(a)
+                span *= grid[a]
     run, extra = {p for p, _ in chosen}, []
     for p, _ in (chosen if axes else []):
         for q in itertools.product(*[range(grid[a]) if a in axes else (p[a],) for a in range(3)]):
@@ -103,6 +127,76 @@ def completion(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int
                 run.add(q)
                 extra.append((q, "complete"))
     return extra
+
+
+def _line(grid: tuple[int, int, int]) -> int | None:
+    """The axis of a grid that spans one axis only (None for a grid over several axes)."""
+    axes = [a for a, g in enumerate(grid) if g > 1]
+    return axes[0] if len(axes) == 1 else None
+
+
+def line_probes(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
+    """((x, y, z), "probe") of the ends of a line grid's interior (programs 1 and G-2) not chosen: then every
+    unrun interior program lies between two run ones (coverage.program_weights)."""
+    axis = _line(grid)
+    if axis is None or len(chosen) >= math.prod(grid):
+        return []
+    run = {p for p, _ in chosen}
+    ends = sorted({1, grid[axis] - 2})
+    points = [tuple(c if a == axis else 0 for a in range(3)) for c in ends]
+    return [(p, "probe") for p in points if p not in run]
+
+
+def split_probes(grid: tuple[int, int, int], chosen: list) -> list:
+    """((x, y, z), "complete"): the neighbour of the first sampled interior program (else the first program) on
+    each axis longer than 1, not already run (split_axes compares what they add into)."""
+    first = next((p for p, r in chosen if r == "stratum"), chosen[0][0])
+    run, out = {p for p, _ in chosen}, []
+    for a in range(3):
+        if grid[a] > 1:
+            q = tuple((c + 1 if c + 1 < grid[a] else c - 1) if k == a else c for k, c in enumerate(first))
+            if q not in run:
+                run.add(q)
+                out.append((q, "complete"))
+    return out
+
+
+def split_axes(launch, chosen: list) -> list[int]:
+    """The axes along which the first sampled interior program and its neighbour add atomically into the same
+    bytes (the split axes of a split-K reduction into a zeroed output)."""
+    first = next((p for p, r in chosen if r == "stratum"), chosen[0][0])
+    order = {p: k for k, (p, _) in enumerate(chosen)}
+    added = launch.atomic_addresses
+    mine = added(order[first])
+    axes = []
+    for a in range(3):
+        q = next((p for p, _ in chosen if p != first and all(p[i] == first[i] for i in range(3) if i != a)), None)
+        if q is not None and mine.size and np.intersect1d(mine, added(order[q])).size:
+            axes.append(a)
+    return axes
+
+
+def _stored_per_program(launch, count: int) -> np.ndarray:
+    """Elements each run program stored (atomics included), by run order."""
+    if not launch.store_log:
+        return np.zeros(count)
+    sizes = np.array([a.size for a, _ in launch.store_log], dtype=np.float64)
+    return np.bincount(np.asarray(launch.store_program, dtype=np.int64), weights=sizes, minlength=count)[:count]
+
+
+def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
+    """The program halving the widest gap between run interior programs of a line grid that stored different
+    numbers of elements (None when every such gap is closed)."""
+    axis = _line(grid)
+    if axis is None:
+        return None
+    inner = sorted((p[axis], stored[i]) for i, (p, role) in enumerate(run)
+                   if role != "complete" and 0 < p[axis] < grid[axis] - 1)
+    gaps = [(b - a, a, b) for (a, va), (b, vb) in itertools.pairwise(inner) if b - a > 1 and va != vb]
+    if not gaps:
+        return None
+    _, a, b = max(gaps)
+    return (tuple((a + b) // 2 if k == axis else 0 for k in range(3)), "probe")
 
 
 def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
@@ -113,6 +207,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     import triton.runtime.interpreter as interp
 
     sink.launch_begin(executor, args_dev, kwargs)
+    sink.launch.access_budget = PROGRAM_ACCESSES
     argspec = inspect.getfullargspec(executor.fn)
     kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
     try:
@@ -126,17 +221,34 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             grid = executor.grid(args) if callable(executor.grid) else executor.grid
             grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
             chosen = choose_programs(grid, seed)
+            chosen = chosen + line_probes(grid, chosen)
             interp.interpreter_builder.set_grid_dim(*grid)
-            try:
-                for (x, y, z), _ in chosen:
+
+            def run(programs):
+                for (x, y, z), _ in programs:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
+            try:
+                run(chosen)
+                for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
+                    probe = next_probe(grid, chosen, _stored_per_program(sink.launch, len(chosen)))
+                    if probe is None:
+                        break
+                    run([probe])
+                    chosen = chosen + [probe]
                 if sink.launch.atomics():
-                    extra = completion(grid, chosen)
-                    for (x, y, z), _ in extra:
-                        interp.interpreter_builder.set_grid_idx(x, y, z)
-                        executor.fn(**args)
+                    neighbours = split_probes(grid, chosen)
+                    run(neighbours)
+                    chosen = chosen + neighbours
+                    extra = completion(grid, chosen, split_axes(sink.launch, chosen))
+                    run(extra)
                     chosen = chosen + extra
+            except ProgramTooLong:
+                claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
+                raise RuntimeError(
+                    f"{MODEL_LIMIT}: a program of {executor.fn.__name__}{claimed} ran past {PROGRAM_ACCESSES} memory "
+                    "instructions at the GPU shape; the interpreter runs programs one at a time, so a program that "
+                    "claims tiles while others do claims them all, and one doing thousands of tiles takes too long") from None
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
@@ -148,16 +260,9 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
         sink.launch_end()
     launch = sink.finished
     sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes))
-    sink.records[-1] = scale_record(sink.records[-1], launch.per_program, [r for _, r in chosen], grid,
+    sink.records[-1] = scale_record(sink.records[-1], launch.per_program, chosen, grid,
                                     launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
     return launch.store_log
-
-
-def _weights(roles: list[str], total: int) -> list[float]:
-    """Corners weigh 1, each stratum the share of the other programs it stands for, checks 0."""
-    corners, strata = roles.count("corner"), roles.count("stratum")
-    share = (total - corners) / strata if strata else 0.0
-    return [1.0 if r == "corner" else share if r == "stratum" else 0.0 for r in roles]
 
 
 _METRICS = ("sectors", "read", "write")
@@ -182,14 +287,18 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
 
     rel, absolute = OUTLIER_SLACK
     found: set[int] = set()
-    for side, other in (("check", "stratum"), ("stratum", "check")):
-        basis = [vector(p) for p, r in zip(per_program, roles) if r in (other, "corner")]
+    # a probe (sampled.line_probes, next_probe) lies within the range of all the others: it is no estimate program,
+    # but a program skipping its block at a public probe position would weigh as the programs beside it
+    for side, other in (("check", ("stratum",)), ("stratum", ("check",)), ("probe", ("stratum", "check"))):
+        if side not in roles:
+            continue
+        basis = [vector(p) for p, r in zip(per_program, roles) if r in other or r == "corner"]
         if not basis or "check" not in roles:
             continue
         # a corner that touches no memory (an over-provisioned grid's masked tail) is no sample of the work:
         # in the lower bound it would let every skipping program through (red team a106)
         floor = [vector(p) for p, r in zip(per_program, roles)
-                 if r == other or (r == "corner" and (p["read"] or p["write"]))] or basis
+                 if r in other or (r == "corner" and (p["read"] or p["write"]))] or basis
         low = [min(col) for col in zip(*floor)]
         high = [max(col) for col in zip(*basis)]
         found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
@@ -249,21 +358,25 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
         at = np.searchsorted(starts, written, side="right") - 1
         return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
 
-    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check")]
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check", "probe")]
     common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
     return [i for i, t in interior if t != common]
 
 
-def scale_record(record: dict, per_program: list[dict], roles: list[str], grid: tuple[int, int, int],
+def scale_record(record: dict, per_program: list[dict], programs: list, grid: tuple[int, int, int],
                  reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]]) -> dict:
-    """The launch record of the whole grid from its sampled programs' counts. DRAM traffic is capped by
+    """The launch record of the whole grid from its sampled programs' counts (((x, y, z), role) per run
+    program), each program weighed as in the coverage (coverage.program_weights: by its kind of grid position,
+    or along a line grid between its run neighbours), so an honest tiling's masked edge tiles and a persistent
+    kernel's longer first programs count as what they are, whichever programs the seed drew. DRAM traffic is capped by
     the allocations the sample touched (never by the argument views: a kernel handed x[:1] reads all of
     x through its pointer, red team a101); sectors touched outside every argument's allocation are
     counted (sample_outside_sectors) and void the estimate."""
-    if len(per_program) != len(roles):
-        raise RuntimeError(f"{len(per_program)} programs counted, {len(roles)} run")
+    if len(per_program) != len(programs):
+        raise RuntimeError(f"{len(per_program)} programs counted, {len(programs)} run")
+    roles = [r for _, r in programs]
     total = grid[0] * grid[1] * grid[2]
-    weights = _weights(roles, total)
+    weights = program_weights(programs, grid, [int(p["write"]) for p in per_program])
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):
