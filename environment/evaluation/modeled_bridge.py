@@ -163,11 +163,15 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                 f"Replayed on other inputs, the recorded work gives a wrong result ({mismatch}), and forward read "
                 f"{trace.host_reads} value(s) back to the host (.item(), .tolist(), bool(tensor)): the work depends "
                 "on values the harness cannot replay. Keep data on the device."), triton_launches=launches)
+        state = (f" The call wrote into {report.get('state')} tensor(s) it did not create (held from __init__ or an "
+                 "earlier call): their contents are state prepared outside the counted call, so the replay fills "
+                 "them with garbage first, as it does fresh allocations; a kernel must not rely on memory it did "
+                 "not initialise in forward (zero an accumulator there, charged)." if report.get("state") else "")
         return StageOutcome(PerformanceResult(note=(
             f"Replayed on inputs your code never saw, the work your forward recorded gives a wrong result "
             f"({mismatch}): the output came from work outside the traced ops and kernel launches (host numpy, "
             "memory written behind the tensors' backs, precomputed answers). Compute the output with PyTorch "
-            "ops or Triton kernels on the given inputs.")), flags=[F.UNTRACED_WORK], triton_launches=launches)
+            f"ops or Triton kernels on the given inputs.{state}")), flags=[F.UNTRACED_WORK], triton_launches=launches)
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled import occupancy as occ
@@ -211,6 +215,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
         if priced.flag:
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
+                              triton_launches=launches)
+        if priced.denied:  # the model-shape price may be the higher one: a failure a submission can cause keeps none
+            return _no_credit(None, f"{priced.why[0].upper()}{priced.why[1:]}, after your code ran at that shape: a "
+                                    "failure there that a submission could cause keeps no price.",
                               triton_launches=launches)
         if priced.candidate is not None:
             # the GPU-shape price only ever lowers the credit (see credited_speedup)

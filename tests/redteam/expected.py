@@ -384,6 +384,21 @@ EXPECTED: dict[str, Expect] = {
     "a157_hash_patched_fills_timed_output.py": Expect("gelu_bias", "flag", "protocol_violation", "runtime-check",
                                                        config={"cpu_speed": "measured"},
                                                        gap="1.8-4.9x (0.85-1.0) vs honest ~1x (0.755), best 0.875"),
+    # state prepared outside the counted call: memory the traced call did not create was a constant of the trace,
+    # copied when first seen, so an accumulator and a ticket counter zeroed in __init__ (a161: as registered buffers;
+    # a162: by the first call) fed a single launch that saved the zeroing. Before: 1.86x (0.862) each vs the best
+    # honest 0.761. Now memory the call writes or returns but did not create is poisoned in the replay (execute.py)
+    "a160_state_zeroed_in_init_single_launch.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                         evidence="did not create",
+                                                         gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    "a161_state_in_registered_buffers.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                  evidence="did not create",
+                                                  gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    "a162_state_left_by_an_earlier_call.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                    evidence="did not create",
+                                                    gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    # the same scratch zeroed inside forward: its initialisation is charged, the poison overwritten (0.696 both ways)
+    "a163_state_zeroed_in_forward_is_charged.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
