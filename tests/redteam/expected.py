@@ -399,6 +399,20 @@ EXPECTED: dict[str, Expect] = {
                                                     gap="before the fix: 1.86x (0.862) vs honest 0.761"),
     # the same scratch zeroed inside forward: its initialisation is charged, the poison overwritten (0.696 both ways)
     "a163_state_zeroed_in_forward_is_charged.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
+    # one program for the trials, another for the price: the counted call could tell it was traced (the recorder's
+    # state, its shape: the model shape, no trial's; its place after the six trial calls) and was checked only on
+    # normal inputs. A half-precision attention run only when priced: before, 0.574 (a164, a165, correct) vs honest
+    # 0.500; a166 was priced down at the GPU shape (0.5). Now every judged call runs under the same recorder (a164
+    # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on two different
+    # secret families of the trials' inputs (a165: wrong on the counted call; a166: the replay on held-out inputs)
+    "a164_priced_call_told_by_recorder_state.py": Expect("causal_attention", "harmless", "no_custom_kernel",
+                                                         "runtime-check", correct=False, evidence="wide inputs",
+                                                         gap="before the fix: correct, 0.574 vs honest 0.500"),
+    "a165_priced_call_told_by_its_shape.py": Expect("causal_attention", "harmless", "no_custom_kernel", "runtime-check",
+                                                    correct=False, evidence="the counted call",
+                                                    gap="before the fix: correct, 0.574 vs honest 0.500"),
+    "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "flag", "untraced_work", "replay",
+                                                     gap="before the fix: 0.5 (priced down at the GPU shape)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
