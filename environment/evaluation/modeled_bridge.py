@@ -122,12 +122,14 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
 
 
 def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]:
-    """The input families (distributions) of the counted call and of the held-out replay: two different
-    ones of the task's, drawn from their secret seeds. The priced program is judged on the families the
-    trials use, not only on normal inputs (a half-precision program run only when priced passed them)."""
-    options = list(task.distributions)
-    first = options[counted_seed % len(options)]
-    rest = [d for d in options if d != first] or [first]
+    """The input families (distributions) of the counted call and of the held-out replay: the task's
+    harder ones (wide, extreme; normal only where it has no other), the counted call's drawn from its
+    secret seed, the replay's the other one. The priced program is judged on the families the trials
+    use, not only on normal inputs (a half-precision program run only when priced passed them): with
+    both a wide and an extreme family, one is judged on the counted call and the other by the replay."""
+    harder = [d for d in task.distributions if d != "normal"] or list(task.distributions)
+    first = harder[counted_seed % len(harder)]
+    rest = [d for d in harder if d != first] or [first]
     return first, rest[heldout_seed % len(rest)]
 
 

@@ -138,7 +138,9 @@ EXPECTED: dict[str, Expect] = {
     "a83_python_key_excluded.py": Expect("softmax", "harmless", None, "replay", correct=True),
     "a62_custom_operator.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
     "a63_grid_function_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
-    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
+    # (it computes the answer only where no recorder watches: every judged call now runs under one, so its trials
+    # are wrong; before, untraced_work)
+    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
     "a75_shadow_compiled_kernel.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
     # class 2, forged counts
     "a65_forge_trace_steps.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
@@ -149,8 +151,9 @@ EXPECTED: dict[str, Expect] = {
     # class 3, predictable fresh inputs
     "a69_memoize_from_init_seed.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
     "a70_replay_last_trial.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
-    "a71_rng_state_inputs.py": Expect("softmax", "flag", "untraced_work", "replay",
-                                      evidence="Replayed on inputs your code never saw"),
+    # (the counted call is judged like a trial now: its precomputed answer is wrong there; before, untraced_work)
+    "a71_rng_state_inputs.py": Expect("softmax", "harmless", None, "runtime-check", correct=False,
+                                      evidence="the counted call"),
     # class 4, submission code in the sm_90 compile worker
     "a72_decorator_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
@@ -172,7 +175,7 @@ EXPECTED: dict[str, Expect] = {
     "a85_replayer_header_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                               evidence="too large to send back"),
     "a86_replayjob_frame_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                              evidence="too large to replay"),
+                                              evidence="reads values back to the host there"),
     "a87_result_frame_overflow_selfcheck.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
     "a88_compile_error_says_permissionerror.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile",
                                                         correct=True),
@@ -403,15 +406,16 @@ EXPECTED: dict[str, Expect] = {
     # state, its shape: the model shape, no trial's; its place after the six trial calls) and was checked only on
     # normal inputs. A half-precision attention run only when priced: before, 0.574 (a164, a165, correct) vs honest
     # 0.500; a166 was priced down at the GPU shape (0.5). Now every judged call runs under the same recorder (a164
-    # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on two different
-    # secret families of the trials' inputs (a165: wrong on the counted call; a166: the replay on held-out inputs)
+    # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on the trials'
+    # harder families (wide and extreme: one each, secretly), so a165 and a166 are wrong on the counted call
     "a164_priced_call_told_by_recorder_state.py": Expect("causal_attention", "harmless", "no_custom_kernel",
                                                          "runtime-check", correct=False, evidence="wide inputs",
                                                          gap="before the fix: correct, 0.574 vs honest 0.500"),
     "a165_priced_call_told_by_its_shape.py": Expect("causal_attention", "harmless", "no_custom_kernel", "runtime-check",
                                                     correct=False, evidence="the counted call",
                                                     gap="before the fix: correct, 0.574 vs honest 0.500"),
-    "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "flag", "untraced_work", "replay",
+    "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "harmless", "no_custom_kernel",
+                                                     "runtime-check", correct=False, evidence="the counted call",
                                                      gap="before the fix: 0.5 (priced down at the GPU shape)"),
 }
 
