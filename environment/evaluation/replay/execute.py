@@ -152,13 +152,20 @@ class Replay:
         """Constants any store or atomic of the launch that just ended touched (full replays: a sampled
         replay runs the model-shape trace's verdict, not its own)."""
         launch = self.counter.finished
-        if self.sample_seed is not None or launch is None or not launch.store_log:
+        unwritten = self._constants - self.state
+        if self.sample_seed is not None or launch is None or not launch.store_log or not unwritten:
             return
         addrs = np.concatenate([a for a, _ in launch.store_log])
-        for sid in self._constants - self.state:
-            lo = self.storages[sid].data_ptr()
-            if ((addrs >= lo) & (addrs < lo + self.storages[sid].nbytes())).any():
-                self.state.add(sid)
+        low, high = int(addrs.min()), int(addrs.max())
+        spans = [(sid, self.storages[sid].data_ptr(), self.storages[sid].data_ptr() + self.storages[sid].nbytes())
+                 for sid in unwritten]
+        spans = [span for span in spans if span[1] <= high and span[2] > low]
+        if spans:
+            addrs = np.sort(addrs)
+            for sid, lo, hi in spans:
+                at = int(np.searchsorted(addrs, lo))
+                if at < addrs.size and int(addrs[at]) < hi:
+                    self.state.add(sid)
 
     def tensor(self, ref: TensorRef) -> torch.Tensor:
         storage = self.storages.get(ref.storage)
