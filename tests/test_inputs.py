@@ -104,6 +104,26 @@ def test_the_oracle_tolerates_only_the_fp32_references_own_error_on_that_row():
     assert compare(reference, candidate, 1e-5, 1e-5, 0, "normal", {}, oracle=truth, slack=2.0)[0] is None
 
 
+def test_a_scale_or_shift_error_under_the_absolute_tolerance_fails_as_a_whole():
+    """Outputs small next to atol (a softmax over 3000 classes, ~3e-4 each, atol 1e-4): every element of
+    out * 1.01 or out + 2e-5 is within the elementwise tolerance, the output as a whole is not."""
+    torch.manual_seed(0)
+    x = torch.rand(64, 3000, dtype=torch.float64)
+    truth = torch.softmax(x, 1)
+    reference = torch.softmax(x.float(), 1)
+    for wrong in (reference * 1.01, reference + 2e-5, reference * 0.995):
+        err, _, mismatch = compare(reference, wrong, 1e-4, 1e-4, 2, "normal", {"M": 64}, oracle=truth)
+        assert err is not None and "as a whole" in err and mismatch.trial == 2 and len(mismatch.indices) == 5
+    # an honest fp32 reordering (a float64 softmax rounded, a different summation order) passes
+    assert compare(reference, truth.float(), 1e-4, 1e-4, 0, "normal", {})[0] is None
+    exp = torch.exp(x.float() - x.float().amax(1, keepdim=True))
+    reordered = exp / exp.flip(1).cumsum(1)[:, -1:]
+    assert compare(reference, reordered, 1e-4, 1e-4, 0, "normal", {})[0] is None
+    # where the fp32 reference is itself off, the oracle still decides: an output closer to the truth passes
+    off = (truth * (1 + 3e-4)).float()
+    assert compare(off, truth.float(), 1e-4, 1e-4, 0, "normal", {}, oracle=truth)[0] is None
+
+
 def test_a_mismatch_on_a_hidden_shape_does_not_name_the_shape():
     err, _, mismatch = compare(torch.zeros(3, 5), torch.ones(3, 5), 1e-5, 1e-5, 4, "normal", {"M": 3, "N": 5},
                                hidden=True)

@@ -73,6 +73,40 @@ def test_a_scaled_problem_plays_reference_right_and_a_wrong_variant_wrong(tmp_pa
     assert wrong.outcome == "ok" and not wrong.correct and wrong.correctness.trials_passed == 0
 
 
+SOFTMAX = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super(Model, self).__init__()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.softmax(x, dim=1)
+
+    batch_size = 4096
+    dim = 393216
+
+    def get_inputs():
+        return [torch.rand(batch_size, dim)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+@pytest.mark.parametrize("change", ["[o * 1.01 for o in outs]", "[o + 2e-5 for o in outs]"])
+def test_a_scale_or_shift_error_under_kernelbench_atol_fails_every_trial(tmp_path, change):
+    """KernelBench's 23_Softmax (outputs ~1e-4 and less, atol = rtol = 1e-4): each element of the output
+    times 1.01, or plus 2e-5, is within the elementwise tolerance; the output as a whole is not. It passed
+    5/5 trials (0.625) before the relative error norm joined the criterion."""
+    task = load_problem(_write(tmp_path / "level1", "23_Softmax.py", SOFTMAX))
+    honest = as_model_new(task.reference_code)
+    wrong = evaluate(task, honest.replace("outs = outs", f"outs = {change}"), seed=0)
+    assert wrong.outcome == "ok" and not wrong.correct and wrong.correctness.trials_passed == 0
+    assert "as a whole" in wrong.correctness.error
+
+
 BATCHNORM = """
     import torch
     import torch.nn as nn

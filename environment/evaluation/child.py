@@ -8,6 +8,7 @@ timed and transported the same way.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import hashlib
@@ -170,6 +171,8 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
         autotune.install(tolerance=job.tolerance)  # multi-config autotune picks by modeled time
         recorder.install()
         gpu_numerics.install()  # tl.dot rounds as sm_90 does; trials can shuffle programs and find races
+        global _JUDGED_CALLS_RECORDED
+        _JUDGED_CALLS_RECORDED = job.class_name == "ModelNew"
 
     layers = enter_sandbox(job)
     audit_events: list[str] = []
@@ -299,9 +302,32 @@ def _pick(kept: list[torch.Tensor], indices: list[torch.Tensor]) -> list[torch.T
     return [out.reshape(-1)[index] for index, out in zip(indices, kept)]
 
 
+def _judged_call(model, args: list[torch.Tensor], device, order_seed=None, recorder=None):
+    """One call of forward as every judged call of the candidate makes it: launches counted, races
+    and swallowed exceptions recorded, under a trace recorder that runs its launches (a trial's trace
+    is dropped, the counted call's priced): the priced call looks like any other judged call.
+    Returns (output, launch counter, numerics report, swallowed exceptions)."""
+    from environment.evaluation.replay.recorder import TraceRecorder
+    recorder = recorder if recorder is not None else (
+        TraceRecorder(args, run_launches=True) if _JUDGED_CALLS_RECORDED else contextlib.nullcontext())
+    fallback_guard.RECORDER.begin()
+    try:
+        with torch.no_grad(), LaunchCounter() as counter, gpu_numerics.trial(order_seed) as numerics, recorder:
+            out = model(*args)
+            _sync(device)
+    finally:
+        swallowed = fallback_guard.RECORDER.end()
+    return out, counter, numerics, swallowed
+
+
+_JUDGED_CALLS_RECORDED = False   # set in the candidate's child (CPU hosts), where the counted call is traced
+
+
 def _cmd_trace(model, tensors, device, geometry=None):
-    """Run the forward once under the trace recorder; send the outputs, then the constants. With
-    `geometry`, on zero-filled inputs of those shapes (the GPU-shape trace), sending only the constants."""
+    """Run the forward once under the trace recorder; send the outputs, then the constants. The
+    launches run and the call is made as a trial's (`_judged_call`): its outputs are judged. With
+    `geometry`, on zero-filled inputs of those shapes (the GPU-shape trace), launches recorded and not
+    run, sending only the constants."""
     from environment.evaluation.replay.recorder import TraceRecorder
     if geometry is not None:
         dtypes = [getattr(torch, name, None) for _, name in geometry]
@@ -310,8 +336,12 @@ def _cmd_trace(model, tensors, device, geometry=None):
         tensors = [torch.zeros(shape, dtype=d) for (shape, _), d in zip(geometry, dtypes)]
     inputs = [t.to(device) for t in tensors]
     start = time.perf_counter()
-    with torch.no_grad(), TraceRecorder(inputs) as recorder:
-        out = model(*inputs)
+    if geometry is not None:
+        with torch.no_grad(), TraceRecorder(inputs) as recorder:
+            out = model(*inputs)
+    else:
+        recorder = TraceRecorder(inputs, run_launches=True)
+        out = _judged_call(model, inputs, device, recorder=recorder)[0]
     compute = time.perf_counter() - start
     items, plain = _outputs(out)
     if not plain:
@@ -356,15 +386,9 @@ def _cmd_run(model, cmd: Run, tensors, device, audit_events):
     swallowed: list[str] = []
     for rep in range(cmd.repeat):
         args = [t.clone() for t in inputs]
-        fallback_guard.RECORDER.begin()
         start = time.perf_counter()
-        try:
-            with torch.no_grad(), LaunchCounter() as counter, \
-                    gpu_numerics.trial(cmd.order_seed) as numerics:
-                out = model(*args)
-                _sync(device)
-        finally:
-            swallowed += fallback_guard.RECORDER.end()
+        out, counter, numerics, caught = _judged_call(model, args, device, cmd.order_seed)
+        swallowed += caught
         compute += time.perf_counter() - start
         races += numerics.races
         items, plain, returned = outputs.classify(out)

@@ -28,8 +28,8 @@ from environment.evaluation import flags as F
 from environment.evaluation.children import ChildDied
 from environment.evaluation.frames import FrameError, encode_header
 from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
-from environment.evaluation.protocol import (Count, Counted, Limits, Replayed, ReplayJob, SampledReplay, TraceCall,
-                                             Traced)
+from environment.evaluation.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
+                                             TraceCall, Traced)
 from environment.evaluation.inputs import json_init, make_inputs
 from environment.evaluation.verdict import judged
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
@@ -85,8 +85,11 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     task, cfg = ctx.task, ctx.config
     from environment.evaluation.modeled_gpu import model_shape_of
     shape = model_shape_of(task)
-    counted = make_inputs(reference, shape, "normal", ctx.seeds.counted, cap_bytes=cfg.input_cap_bytes)
-    heldout = make_inputs(reference, shape, "normal", ctx.seeds.heldout, cap_bytes=cfg.input_cap_bytes)
+    counted_family, heldout_family = families(task, ctx.seeds.counted, ctx.seeds.heldout)
+    counted = make_inputs(reference, shape, counted_family, ctx.seeds.counted, task.extreme,
+                          cap_bytes=cfg.input_cap_bytes)
+    heldout = make_inputs(reference, shape, heldout_family, ctx.seeds.heldout, task.extreme,
+                          cap_bytes=cfg.input_cap_bytes)
     init = json_init(reference)
 
     laps: dict[str, float] = {}
@@ -96,6 +99,10 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
     except FrameError as exc:  # a forged or malformed trace: the child's channel broke the protocol
         return _no_credit(F.PROTOCOL_VIOLATION, f"The counted call's reply broke the protocol ({exc}).")
     laps["trace"], mark = time.perf_counter() - mark, time.perf_counter()
+    wrong = _counted_call_wrong(ctx, shape, c_head, c_tensors, ref, init, counted, counted_family)
+    if wrong:
+        return StageOutcome(PerformanceResult(note="The counted call, judged like a trial, returned a wrong result."),
+                            wrong=wrong, compute_s=c_head.compute_s)
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
     laps["reference"], mark = time.perf_counter() - mark, time.perf_counter()
     if not h_head.ok:
@@ -106,11 +113,39 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
-                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs), heldout,
+                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs,
+                                                             heldout_family), heldout,
                      at_gpu_shape if cfg.gpu_shape_pricing else None)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
     outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
+
+
+def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]:
+    """The input families (distributions) of the counted call and of the held-out replay: the task's
+    harder ones (wide, extreme; normal only where it has no other), the counted call's drawn from its
+    secret seed, the replay's the other one. The priced program is judged on the families the trials
+    use, not only on normal inputs (a half-precision program run only when priced passed them): with
+    both a wide and an extreme family, one is judged on the counted call and the other by the replay."""
+    harder = [d for d in task.distributions if d != "normal"] or list(task.distributions)
+    first = harder[counted_seed % len(harder)]
+    rest = [d for d in harder if d != first] or [first]
+    return first, rest[heldout_seed % len(rest)]
+
+
+def _counted_call_wrong(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, ref: Any, init: Any,
+                        counted: list, family: str) -> Optional[str]:
+    """The counted call is a judged call: its outputs (its launches ran) against the reference's on the
+    counted inputs, by the trials' rule. Why it is wrong, or None."""
+    if not c_head.ok or c_head.trace is None or c_head.trace.unreplayable:
+        return None   # no price to take: the stage says why
+    r_head, r_out = ref.request(Run(init=init), Ran, counted, ctx.config.timeout_s * 4)
+    if not r_head.ok:
+        raise HarnessFault(f"task {ctx.task.id}: the reference failed on the counted inputs: {r_head.error}")
+    mismatch = judged(ctx, shape, r_out, c_tensors[:c_head.outputs], ref, init, counted, family)
+    return (f"the counted call (the call whose program is priced, {family} inputs at shape {shape}) returned a wrong "
+            f"result: {mismatch}. Every call of forward is judged; compute the same function on every call"
+            if mismatch else None)
 
 
 def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_head: Counted, r_heldout: list,
@@ -163,11 +198,15 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                 f"Replayed on other inputs, the recorded work gives a wrong result ({mismatch}), and forward read "
                 f"{trace.host_reads} value(s) back to the host (.item(), .tolist(), bool(tensor)): the work depends "
                 "on values the harness cannot replay. Keep data on the device."), triton_launches=launches)
+        state = (f" The call wrote into {report.get('state')} tensor(s) it did not create (held from __init__ or an "
+                 "earlier call): their contents are state prepared outside the counted call, so the replay fills "
+                 "them with garbage first, as it does fresh allocations; a kernel must not rely on memory it did "
+                 "not initialise in forward (zero an accumulator there, charged)." if report.get("state") else "")
         return StageOutcome(PerformanceResult(note=(
             f"Replayed on inputs your code never saw, the work your forward recorded gives a wrong result "
             f"({mismatch}): the output came from work outside the traced ops and kernel launches (host numpy, "
             "memory written behind the tensors' backs, precomputed answers). Compute the output with PyTorch "
-            "ops or Triton kernels on the given inputs.")), flags=[F.UNTRACED_WORK], triton_launches=launches)
+            f"ops or Triton kernels on the given inputs.{state}")), flags=[F.UNTRACED_WORK], triton_launches=launches)
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled import occupancy as occ
@@ -211,6 +250,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
         if priced.flag:
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
+                              triton_launches=launches)
+        if priced.denied:  # the model-shape price may be the higher one: a failure a submission can cause keeps none
+            return _no_credit(None, f"{priced.why[0].upper()}{priced.why[1:]}, after your code ran at that shape: a "
+                                    "failure there that a submission could cause keeps no price.",
                               triton_launches=launches)
         if priced.candidate is not None:
             # the GPU-shape price only ever lowers the credit (see credited_speedup)

@@ -30,8 +30,13 @@ work computes the answer. This stage prices that work at a size a GPU runs:
    launches write at least the output bytes).
 
 Who decides what happens when there is no GPU-shape price: when the *environment* cannot price it
-(no GPU shape, too large for this host, the reference failing there) every submission keeps its
-model-shape speedup and the note says why. A pure PyTorch submission that fails there may be this
+before any of the submission's code ran there (no GPU shape, too large for this host, the task's
+inputs differing when made twice) every submission keeps its model-shape speedup and the note says
+why. A failure on the harness's side *after* the submission's code ran at that shape (the reference
+stopped, failed or did not answer there, the sampler stopped before saying which inputs it made:
+resources the submission shares, time and memory, can cause it) earns no speed credit (`denied`):
+the model-shape price can be the higher one, so a failure the submission provokes must never keep
+it; a harness fault proper (the reference's inputs not those planned) stays a harness error. A pure PyTorch submission that fails there may be this
 host's capacity (intermediates it cannot hold) or a dodge (raising only at large sizes keeps the
 model shape's launch-count price: red team a98), and the two look alike: it keeps its model-shape
 price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
@@ -52,6 +57,7 @@ import torch
 from environment.evaluation import flags as F
 from environment.evaluation.compare import compare
 from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
+from environment.evaluation.outcome import HarnessFault
 from environment.evaluation.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay.sampled import MODEL_LIMIT
@@ -86,6 +92,7 @@ class GpuRun:
     pending: Any = None        # the reference child, while its GPU-shape run is in flight
     timeout_s: float = 0.0
     excused: bool = False      # a pure PyTorch submission failed there: model-shape price, capped (docstring)
+    provoked: bool = False     # the harness's side failed after the submission's code ran there: no credit
 
 
 @dataclass
@@ -96,6 +103,7 @@ class Priced:
     flag: Optional[str] = None
     fix: str = ""
     capped: bool = False      # the model-shape speedup stands, at most EXCUSED_CAP (see the module docstring)
+    denied: bool = False      # no speed credit: the stage failed in a way the submission could cause
 
 
 def _label(seed: int, label: str) -> int:
@@ -209,8 +217,8 @@ def start_reference(gpu: Optional[GpuRun]) -> None:
         return
     try:
         gpu.ref.send(Count(init=gpu.init, plan=gpu.plan), [], gpu.timeout_s)
-    except ChildDied as died:  # the environment's: every submission would be priced at the model shape
-        gpu.trace, gpu.why = None, f"the reference stopped at the GPU shape on this host ({died.reason})"
+    except ChildDied as died:  # after the submission's code ran there: it could be its doing (module docstring)
+        gpu.trace, gpu.why, gpu.provoked = None, f"the reference stopped at the GPU shape ({died.reason})", True
         return
     gpu.pending = gpu.ref
 
@@ -226,14 +234,14 @@ def collect(gpu: Optional[GpuRun]) -> None:
     try:
         counted, _ = ref.receive(Counted, gpu.timeout_s)
     except ChildDied as died:
-        gpu.trace, gpu.why = None, f"the reference stopped there on this host ({died.reason})"
+        gpu.trace, gpu.why, gpu.provoked = None, f"the reference stopped there ({died.reason})", True
         return
     if not counted.ok:
         gpu.trace, gpu.why = None, f"the reference cannot run there on this host ({(counted.error or '')[:200]})"
+        gpu.provoked = True
         return
     if [(list(s), d) for s, d in counted.inputs] != [(list(s), d) for s, d in gpu.geometry]:
-        gpu.trace, gpu.why = None, "the reference's inputs there are not those the candidate was traced on"
-        return
+        raise HarnessFault("at the GPU shape the reference's inputs are not those the candidate was traced on")
     gpu.reference, gpu.kept, gpu.fingerprint, gpu.ref = counted.report, list(counted.kept), counted.fingerprint, ref
 
 
@@ -258,14 +266,17 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     """The GPU-shape costs of the candidate and the reference, or why not (see the module docstring)."""
     from environment.evaluation.modeled.model import model_cost
     if gpu.trace is None:
-        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused)
+        return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused,
+                      denied=gpu.provoked)
     unmade = inputs_differ(gpu)
-    if unmade:  # the environment's: both children said it before any of the submission's code ran
-        return Priced(why=f"at the GPU shape {gpu.shape} {unmade}")
+    if unmade:  # both children said it before any of the submission's kernels ran; a sampler that died first did not
+        stopped = gpu.replayer_inputs is None or "sampler stopped" in (gpu.replayer_inputs.sampled_inputs_error or "")
+        return Priced(why=f"at the GPU shape {gpu.shape} {unmade}", denied=stopped)
     try:
         flag, why = judge(ctx, head, checked, gpu)
-    except Unread as exc:  # the reference's child failing to answer is the environment's
-        return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})")
+    except Unread as exc:  # the reference's child failing to answer: after the submission's code ran there
+        return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})",
+                      denied=True)
     if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:

@@ -10,24 +10,25 @@ from environment.evaluation.protocol import Ran, Run
 
 
 def first_mismatch(ctx: Any, shape: dict, expected: list, actual: list,
-                   oracle: Optional[list] = None) -> Optional[str]:
+                   oracle: Optional[list] = None, distribution: str = "normal") -> Optional[str]:
     if len(actual) != len(expected):
         return f"it returned {len(actual)} tensor(s), the reference returns {len(expected)}"
     for k, want in enumerate(expected):
-        err, _, _ = compare(want, actual[k], ctx.task.atol, ctx.task.rtol, -1, "normal", shape,
+        err, _, _ = compare(want, actual[k], ctx.task.atol, ctx.task.rtol, -1, distribution, shape,
                             oracle=oracle[k] if oracle else None, slack=ctx.config.oracle_slack)
         if err:
             return err
     return None
 
 
-def judged(ctx: Any, shape: dict, expected: list, actual: list, ref: Any, init: Any, inputs: list) -> Optional[str]:
+def judged(ctx: Any, shape: dict, expected: list, actual: list, ref: Any, init: Any, inputs: list,
+           distribution: str = "normal") -> Optional[str]:
     """The first mismatch, after asking the reference child for a float64 run on `inputs` when the
     fp32 comparison fails (as the trials do)."""
-    err = first_mismatch(ctx, shape, expected, actual)
+    err = first_mismatch(ctx, shape, expected, actual, distribution=distribution)
     if err is None or not ctx.config.fp64_oracle:
         return err
     head, oracle = ref.request(Run(init=init, float64=True), Ran, inputs, ctx.config.timeout_s)
     if not head.ok or len(oracle) != len(expected):
         return err
-    return first_mismatch(ctx, shape, expected, actual, oracle)
+    return first_mismatch(ctx, shape, expected, actual, oracle, distribution)

@@ -46,3 +46,16 @@ def test_inputs_the_two_makers_disagree_on_are_the_environments(said):
     priced = price(None, _gpu(replayer), head=None, checked=[], spec={}, tolerance={}, validate=None)
     assert priced.flag is None and priced.candidate is None and not priced.capped
     assert "inputs" in priced.why
+
+
+@pytest.mark.parametrize("gpu", [
+    GpuRun(shape={"M": 8}, why="the reference stopped there (timed out)", provoked=True),
+    GpuRun(shape={"M": 8}, trace=object(), fingerprint="a" * 64, replayer_inputs=Replayed(
+        kind="replayed", nonce="", ok=True, sampled_inputs_error="the sampler stopped before its first reply: killed")),
+    GpuRun(shape={"M": 8}, trace=object(), fingerprint="a" * 64, replayer_inputs=None)])
+def test_a_failure_on_the_harness_side_after_the_submission_ran_there_earns_no_credit(gpu):
+    """The reference stopping at the GPU shape, or the sampler dying before it said which inputs it made,
+    happens after the submission's code ran there (time and memory it shares): the model-shape price, which
+    can be the higher one, does not stand; no speed credit (and no hack flag)."""
+    priced = price(None, gpu, head=None, checked=[], spec={}, tolerance={}, validate=None)
+    assert priced.denied and priced.flag is None and priced.candidate is None

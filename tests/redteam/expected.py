@@ -138,7 +138,9 @@ EXPECTED: dict[str, Expect] = {
     "a83_python_key_excluded.py": Expect("softmax", "harmless", None, "replay", correct=True),
     "a62_custom_operator.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
     "a63_grid_function_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
-    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
+    # (it computes the answer only where no recorder watches: every judged call now runs under one, so its trials
+    # are wrong; before, untraced_work)
+    "a64_autotune_benchmark_work.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
     "a75_shadow_compiled_kernel.py": Expect("gelu_bias", "flag", "untraced_work", "replay"),
     # class 2, forged counts
     "a65_forge_trace_steps.py": Expect("softmax", "harmless", "unreplayable", "replay", correct=True),
@@ -149,8 +151,9 @@ EXPECTED: dict[str, Expect] = {
     # class 3, predictable fresh inputs
     "a69_memoize_from_init_seed.py": Expect("gelu_bias", "harmless", None, "runtime-check", correct=False),
     "a70_replay_last_trial.py": Expect("softmax", "harmless", None, "runtime-check", correct=False),
-    "a71_rng_state_inputs.py": Expect("softmax", "flag", "untraced_work", "replay",
-                                      evidence="Replayed on inputs your code never saw"),
+    # (the counted call is judged like a trial now: its precomputed answer is wrong there; before, untraced_work)
+    "a71_rng_state_inputs.py": Expect("softmax", "harmless", None, "runtime-check", correct=False,
+                                      evidence="the counted call"),
     # class 4, submission code in the sm_90 compile worker
     "a72_decorator_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
     "a73_annotation_side_effect.py": Expect("gelu_bias", "harmless", None, "rebuild", correct=True),
@@ -172,7 +175,7 @@ EXPECTED: dict[str, Expect] = {
     "a85_replayer_header_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
                                               evidence="too large to send back"),
     "a86_replayjob_frame_overflow.py": Expect("gelu_bias", "harmless", "unreplayable", "replay", correct=True,
-                                              evidence="too large to replay"),
+                                              evidence="reads values back to the host there"),
     "a87_result_frame_overflow_selfcheck.py": Expect("gelu_bias", "harmless", None, "protocol", correct=False),
     "a88_compile_error_says_permissionerror.py": Expect("gelu_bias", "harmless", "modeled_unavailable", "compile",
                                                         correct=True),
@@ -384,6 +387,36 @@ EXPECTED: dict[str, Expect] = {
     "a157_hash_patched_fills_timed_output.py": Expect("gelu_bias", "flag", "protocol_violation", "runtime-check",
                                                        config={"cpu_speed": "measured"},
                                                        gap="1.8-4.9x (0.85-1.0) vs honest ~1x (0.755), best 0.875"),
+    # state prepared outside the counted call: memory the traced call did not create was a constant of the trace,
+    # copied when first seen, so an accumulator and a ticket counter zeroed in __init__ (a161: as registered buffers;
+    # a162: by the first call) fed a single launch that saved the zeroing. Before: 1.86x (0.862) each vs the best
+    # honest 0.761. Now memory the call writes or returns but did not create is poisoned in the replay (execute.py)
+    "a160_state_zeroed_in_init_single_launch.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                         evidence="did not create",
+                                                         gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    "a161_state_in_registered_buffers.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                  evidence="did not create",
+                                                  gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    "a162_state_left_by_an_earlier_call.py": Expect("cross_entropy", "flag", "untraced_work", "replay",
+                                                    evidence="did not create",
+                                                    gap="before the fix: 1.86x (0.862) vs honest 0.761"),
+    # the same scratch zeroed inside forward: its initialisation is charged, the poison overwritten (0.696 both ways)
+    "a163_state_zeroed_in_forward_is_charged.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
+    # one program for the trials, another for the price: the counted call could tell it was traced (the recorder's
+    # state, its shape: the model shape, no trial's; its place after the six trial calls) and was checked only on
+    # normal inputs. A half-precision attention run only when priced: before, 0.574 (a164, a165, correct) vs honest
+    # 0.500; a166 was priced down at the GPU shape (0.5). Now every judged call runs under the same recorder (a164
+    # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on the trials'
+    # harder families (wide and extreme: one each, secretly), so a165 and a166 are wrong on the counted call
+    "a164_priced_call_told_by_recorder_state.py": Expect("causal_attention", "harmless", "no_custom_kernel",
+                                                         "runtime-check", correct=False, evidence="wide inputs",
+                                                         gap="before the fix: correct, 0.574 vs honest 0.500"),
+    "a165_priced_call_told_by_its_shape.py": Expect("causal_attention", "harmless", "no_custom_kernel", "runtime-check",
+                                                    correct=False, evidence="the counted call",
+                                                    gap="before the fix: correct, 0.574 vs honest 0.500"),
+    "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "harmless", "no_custom_kernel",
+                                                     "runtime-check", correct=False, evidence="the counted call",
+                                                     gap="before the fix: 0.5 (priced down at the GPU shape)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

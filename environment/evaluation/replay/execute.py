@@ -4,12 +4,20 @@ Runs in the replayer process (replayer.py), under a CostCounter: aten steps are 
 itself (from an allow-list), Triton steps launch the kernels *rebuilt* from the submission's syntax
 tree (rebuild.py), never the submission's own objects. Memory a step allocates is filled with NaN
 (or 0x5A bytes for integers) so a read of memory nobody wrote gives a wrong answer, not a lucky one.
+
+Memory the call did not create (a constant of the trace: copied in the child when first seen) is
+trusted data only while nothing writes it: a constant a step writes into (an aten op's mutated
+argument, any store or atomic of a launch) or the call returns is *state*, prepared outside the
+counted call (zeroed in ``__init__``, left by an earlier call), whose preparation nobody charged.
+The replay notes such storages (``Replay.state``); the replayer then runs the trace again with them
+poisoned like fresh allocations, so a kernel that reads them before writing gets garbage.
 """
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils._pytree import tree_leaves
 
@@ -99,9 +107,10 @@ def _poison(tensors: list[torch.Tensor]) -> None:
 
 class Replay:
     def __init__(self, trace: Trace, inputs: list[torch.Tensor], constants: list[torch.Tensor],
-                 kernels: ModuleType, kernel_names: list[str], counter: Any) -> None:
+                 kernels: ModuleType, kernel_names: list[str], counter: Any, poisoned: frozenset = frozenset()) -> None:
         """A counter with a sample_seed runs a sample of each launch's programs (replay/sampled.py) and
-        scales its counts to the grid, as the replay at the task's GPU shape does."""
+        scales its counts to the grid, as the replay at the task's GPU shape does. poisoned: constant
+        storages (ids) filled as fresh allocations are before the first step (state, see above)."""
         self.trace, self.kernels, self.names, self.counter = trace, kernels, set(kernel_names), counter
         self.sample_seed = counter.sample_seed
         self.aten_written: list[coverage.AtenWrite] = []   # what aten steps wrote (sampled replay)
@@ -117,6 +126,46 @@ class Replay:
                 raise ReplayError(f"storage {s.id} ({s.source} {s.index}) does not match what was sent")
             self.storages[s.id] = pool[s.index].untyped_storage()
         self._created = {s.id: s for s in trace.storages if s.source == "step"}
+        self._constants = {s.id for s in trace.storages if s.source == "constant"}
+        self.state: set[int] = {r.storage for r in trace.outputs if r.storage in self._constants}
+        for sid in sorted(poisoned & self._constants):
+            self._poison_storage(sid)
+
+    def _poison_storage(self, sid: int) -> None:
+        """Fill a constant storage as an allocation is filled, in the dtype the trace first views it as."""
+        refs = (v for step in self.trace.steps for v in tree_leaves([step.args, list(step.kwargs.values())]))
+        dtype = next((getattr(torch, r.dtype, torch.uint8) for r in [*refs, *self.trace.outputs]
+                      if isinstance(r, TensorRef) and r.storage == sid), torch.uint8)
+        storage = self.storages[sid]
+        size = storage.nbytes() // torch.empty(0, dtype=dtype).element_size()
+        _poison([torch.empty(0, dtype=dtype).set_(storage, 0, (size,), (1,))] if size else [])
+
+    def _note_aten_writes(self, func, step: AtenStep) -> None:
+        for i, arg in enumerate(func._schema.arguments):
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            value = step.args[i] if i < len(step.args) and not arg.kwarg_only else step.kwargs.get(arg.name)
+            self.state.update(r.storage for r in (value if isinstance(value, list) else [value])
+                              if isinstance(r, TensorRef) and r.storage in self._constants)
+
+    def _note_launch_writes(self) -> None:
+        """Constants any store or atomic of the launch that just ended touched (full replays: a sampled
+        replay runs the model-shape trace's verdict, not its own)."""
+        launch = self.counter.finished
+        unwritten = self._constants - self.state
+        if self.sample_seed is not None or launch is None or not launch.store_log or not unwritten:
+            return
+        addrs = np.concatenate([a for a, _ in launch.store_log])
+        low, high = int(addrs.min()), int(addrs.max())
+        spans = [(sid, self.storages[sid].data_ptr(), self.storages[sid].data_ptr() + self.storages[sid].nbytes())
+                 for sid in unwritten]
+        spans = [span for span in spans if span[1] <= high and span[2] > low]
+        if spans:
+            addrs = np.sort(addrs)
+            for sid, lo, hi in spans:
+                at = int(np.searchsorted(addrs, lo))
+                if at < addrs.size and int(addrs[at]) < hi:
+                    self.state.add(sid)
 
     def tensor(self, ref: TensorRef) -> torch.Tensor:
         storage = self.storages.get(ref.storage)
@@ -173,6 +222,7 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
+        self._note_aten_writes(func, step)
         out = func(*args, **kwargs)
         leaves = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
         for leaf_index, sid in step.creates:
@@ -194,7 +244,9 @@ class Replay:
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
         before = len(self.counter.sampled_launches)
+        self.counter.finished = None
         kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
+        self._note_launch_writes()
         # what an aten op wrote where unsampled programs of this launch may store is no result (an output
         # zeroed before a kernel stores into it), and no coverage: the launch's own stores must cover it
         handed = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in [*args, *kwargs.values()]]

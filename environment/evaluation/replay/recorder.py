@@ -9,11 +9,15 @@ works around it only makes its own trace wrong, and a wrong trace earns nothing 
     trace, constants = rec.finish(outputs)
 
 Aten ops are recorded (and run) through a TorchDispatchMode; Triton launches through a wrapper of
-the interpreter's GridExecutor, recorded with their grid but *not run*: the trusted replay runs
-them, so interpreting them here too would only double the work (launches inside autotune
-benchmarking do run, they pick the config, and are not part of the call). What a grid function
-does is not recorded: the launch step stands for the kernel alone. The call's outputs are therefore
-not the answer; nothing checks them (the replay on held-out inputs is the check).
+the interpreter's GridExecutor, recorded with their grid. What a grid function does is not
+recorded: the launch step stands for the kernel alone. Launches inside autotune benchmarking run
+(they pick the config) and are not part of the call.
+
+Every judged call of the candidate runs under a recorder that also *runs* its launches
+(`run_launches`): the trials (their trace is dropped) and the counted call (its trace is priced, its
+outputs judged like a trial's), so the call whose program is priced is, to the submission, one more
+judged call. Only the GPU-shape call records launches without running them (interpreting every
+program there would take minutes; what it claims is priced no higher than the model shape's).
 """
 from __future__ import annotations
 
@@ -40,8 +44,11 @@ class Unreplayable(Exception):
 
 
 class TraceRecorder(TorchDispatchMode):
-    def __init__(self, inputs: list[torch.Tensor]) -> None:
+    def __init__(self, inputs: list[torch.Tensor], run_launches: bool = False) -> None:
+        """run_launches: launches run as well as being recorded (every judged call; see the module
+        docstring: a trial's recorder does all a counted call's does, its trace is only dropped)."""
         super().__init__()
+        self.run_launches = run_launches
         self._by_ptr: dict[int, tuple[int, torch.UntypedStorage]] = {}  # holds storages: no address reuse
         self.storages: list[Storage] = []
         self.steps: list[Any] = []
@@ -150,9 +157,9 @@ class TraceRecorder(TorchDispatchMode):
 
     # --- Triton --------------------------------------------------------------------------------
     def launch(self, executor, args, kwargs, run) -> Any:
-        """Record the launch without running it: the trusted replay runs it, so interpreting its
-        programs here too would only double the work. Memory the call created and the launch gets
-        is zeroed instead, so host code after it sees defined (if meaningless) values."""
+        """Record the launch, and run it when `run_launches`. Otherwise (the GPU-shape call) memory the
+        call created and the launch gets is zeroed instead, so host code after it sees defined (if
+        meaningless) values."""
         if self.paused or self.unreplayable:
             return run()
         try:
@@ -164,7 +171,7 @@ class TraceRecorder(TorchDispatchMode):
         self.paused += 1  # a grid function's own work is not part of the trace
         try:
             grid = _grid_of(executor, args, kwargs)
-            for t in [*args, *kwargs.values()]:
+            for t in [*args, *kwargs.values()] if not self.run_launches else []:
                 if isinstance(t, torch.Tensor) and self._created(t):
                     torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).zero_()
         except Exception as exc:  # the grid function failed: run it for real so the error is the submission's
@@ -176,7 +183,13 @@ class TraceRecorder(TorchDispatchMode):
             self._append(LaunchStep(kernel=executor.fn.__name__, grid=grid, args=enc_args, kwargs=enc_kwargs))
         except Unreplayable as exc:
             self.unreplayable = str(exc)
-        return None
+        if not self.run_launches:
+            return None
+        self.paused += 1  # the kernel's own work is the launch step
+        try:
+            return run()
+        finally:
+            self.paused -= 1
 
     def _created(self, t: torch.Tensor) -> bool:
         """Memory a traced step of this call created (not an input, not a constant)."""

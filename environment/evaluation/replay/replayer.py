@@ -89,12 +89,8 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         _send_sampled(job, inputs, tensors, module, res_fd, reply)
         return
     try:
-        counter = CostCounter(lifts_are_copies=True)
-        replay = Replay(job.trace, tensors[:job.inputs], tensors[job.inputs:], module, job.kernels, counter)
         start = time.perf_counter()
-        with torch.no_grad(), counter:
-            outputs = replay.run()
-        report = counter.report(outputs=outputs)
+        outputs, report = _replay_with_state_poisoned(job, tensors, module)
         done = reply(ok=True, report=report, compute_s=time.perf_counter() - start)
     except ReplayError as exc:
         done, outputs = reply(ok=False, error=str(exc)), []
@@ -104,6 +100,22 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, done, outputs)
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
+
+
+def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[list, dict]:
+    """(outputs, report) of the full replay. A trace that writes into (or returns) memory it did not
+    create is run again from the job's own tensors with that memory poisoned: its contents were
+    prepared outside the counted call, uncharged (execute.py). The report's `state` counts it."""
+    pristine = [t.clone() for t in tensors] if len(tensors) > job.inputs else []
+    run, poisoned = tensors, frozenset()
+    while True:
+        counter = CostCounter(lifts_are_copies=True)
+        replay = Replay(job.trace, run[:job.inputs], run[job.inputs:], module, job.kernels, counter, poisoned)
+        with torch.no_grad(), counter:
+            outputs = replay.run()
+        if replay.state <= poisoned:
+            return outputs, dict(counter.report(outputs=outputs), state=len(poisoned))
+        poisoned, run = poisoned | frozenset(replay.state), [t.clone() for t in pristine]
 
 
 def _send_sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor], module, res_fd: int,
