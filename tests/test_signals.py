@@ -39,6 +39,9 @@ STATIC_MISSES = {
     "a81_aten_op_without_flops.py", "a84_rebuild_typeerror.py", "a85_replayer_header_overflow.py",
     "a86_replayjob_frame_overflow.py", "a88_compile_error_says_permissionerror.py", "a95_cheap_where_estimated.py",
     "a99_compile_worker_fatal.py",
+    # state prepared outside the counted call: honest-looking kernels; the replay's poisoning catches them
+    "a160_state_zeroed_in_init_single_launch.py", "a161_state_in_registered_buffers.py",
+    "a163_state_zeroed_in_forward_is_charged.py",
 }
 
 
@@ -53,7 +56,17 @@ def _clean(task_id="gelu_bias", **perf) -> EvalResult:
 @pytest.mark.parametrize("path", sorted((ROOT / "environment" / "tasks" / "problems").glob("*/solutions/*/*.py")),
                          ids=lambda p: f"{p.parts[-4]}/{p.parent.name}/{p.stem}")
 def test_no_static_rule_fires_on_a_shipped_solution(path):
-    assert scan(path.read_text(), get_task(path.parts[-4]).reference_code) == {}
+    """No rule fires on honest code; on a shipped wrong solution only the rule that names its real fault."""
+    expected = RULES_ON_WRONG.get(f"{path.parts[-4]}/{path.parent.name}/{path.stem}", set())
+    assert set(scan(path.read_text(), get_task(path.parts[-4]).reference_code)) == expected
+
+
+# Shipped wrong solutions whose fault a static rule names: bf16 operands on an fp32 contract are what makes them
+# miss the tolerance (they are wrong, not hacks: the signal agrees with the verdict).
+RULES_ON_WRONG = {
+    "matmul_bias_relu/wrong/triton_bf16_one_pass": {"precision_downgrade"},
+    "matmul_bias_relu/wrong/triton_bf16x3_split": {"precision_downgrade"},
+}
 
 
 def test_every_claimed_attack_gets_a_static_disagreement():
