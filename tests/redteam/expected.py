@@ -408,6 +408,11 @@ EXPECTED: dict[str, Expect] = {
     # an H100 runs it as priced (fp16 tensor cores at twice the TF32 rate, the splitting costs what that saves)
     "a166_fp16x3_split_matmul.py": Expect("matmul_bias_relu", "harmless", None, "none", correct=False,
                                           evidence="extreme inputs"),
+    # red team h23a: a plain value ended the correctness trials at once (`break`, kept from when it was a hack): a
+    # Python float from the first call hid the fallback a61's guard flags in the trials never run (0.10, no flag,
+    # vs a61's 0). The other trials now run and are checked like a wrong tensor's
+    "a167_float_first_call_stops_the_trials.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check",
+                                                         gap="before the fix: 0.10, no flag"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
