@@ -413,6 +413,10 @@ EXPECTED: dict[str, Expect] = {
     # vs a61's 0). The other trials now run and are checked like a wrong tensor's
     "a167_float_first_call_stops_the_trials.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check",
                                                          gap="before the fix: 0.10, no flag"),
+    # red team h23a: dynamo (a164's computed name, eager backend) around a61's suppressed fallback: the guard still sees
+    # the swallowed exception (dynamo's own, a file read Landlock refuses) and the kernel never launched (decoy): 0.
+    # Under the harness's default config the same file was killed by seccomp instead (sandbox_violation): 0 either way
+    "a168_dynamo_wraps_suppressed_fallback.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
