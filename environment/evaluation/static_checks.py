@@ -127,7 +127,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name):
             # `from torch import compile` shadows the builtin of its own name: refused by name below, not flagged.
-            # Only that name: `from torch import compile as exec` + `del exec` uncovers the builtin exec (a162)
+            # Only that name: `from torch import compile as exec` + `del exec` uncovers the builtin exec (a170)
             bound = self.module_aliases.get(node.func.id) or ""
             shadowed = runtime_features.refused(bound) and bound.rsplit(".", 1)[-1] == node.func.id
             if node.func.id in FORBIDDEN_CALLS and not shadowed:
