@@ -122,3 +122,18 @@ def test_a_matmul_precision_switch_is_a_setting_not_a_patch():
         flags = check_source(source.replace("torch.backends.cuda.matmul.allow_tf32 = True", line),
                              task.reference_code).flags
         assert "monkey_patch:torch.backends.cuda.matmul" in flags, line
+
+
+def test_a_chained_or_annotated_precision_switch_is_a_setting_too():
+    """Red team h23a: `a.allow_tf32 = b.allow_tf32 = False` (two targets) and an annotated `: bool = False` were
+    flagged monkey_patch, a hack's zero for an honest setting; each target is judged on its own."""
+    ref = get_task("matmul_bias_relu").reference_code
+    body = ("import torch\n\n{}\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b, bias):\n"
+            "        return torch.relu(torch.addmm(bias, a, b))\n")
+    for line in ("torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False",
+                 "torch.backends.cuda.matmul.allow_tf32: bool = False"):
+        r = check_source(body.format(line), ref)
+        assert r.ok and not r.flags, (line, r.flags)
+    for line in ("torch.backends.cuda.matmul.allow_tf32 = torch.backends.cuda.matmul.other = False",
+                 "torch.backends.cuda.matmul.allow_tf32 = not True"):
+        assert "monkey_patch:torch.backends.cuda.matmul" in check_source(body.format(line), ref).flags, line

@@ -77,3 +77,24 @@ def test_a_bf16x3_split_recovers_fp32_accuracy_and_one_bf16_pass_misses_it():
         errs.append((c.double() - exact).abs().max().item())
     assert errs[0] < 1e-4  # three bf16 products: ~2^-16 relative per product, fp32-like on a 32-term sum
     assert 1e-3 < errs[1] < 0.5  # bf16's 8 bits: ~4e-3 relative per product; wrong, but near the answer
+
+
+@triton.jit
+def _to_fp8_and_back(x_ptr, y_ptr, N: tl.constexpr, E5: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    y = x.to(tl.float8e5).to(tl.float32) if E5 else x.to(tl.float8e4nv).to(tl.float32)
+    tl.store(y_ptr + r, y)
+
+
+def test_fp32_to_fp8_rounds_to_nearest_even_and_saturates():
+    """Red team h23a: the interpreter's fp32 -> fp8 rounding carried into the exponent by OR, so 1.9375 became 1.0
+    and 7.75 became 4.0 (an honest fp8 kernel judged wrong where an H100 is right); now as cvt.rn.satfinite."""
+    x = torch.tensor([1.0, 1.9375, 3.875, 7.75, 15.5, 0.96875, -1.875, 1e-3, 500.0, -1e9, 2.0**-10, 0.0,
+                      1.0625, 1.1875, 3.0, -7.5])
+    for e5, name, top in ((False, "float8_e4m3fn", 448.0), (True, "float8_e5m2", 57344.0)):
+        y = torch.empty_like(x)
+        _to_fp8_and_back[(1,)](x, y, x.numel(), E5=e5)
+        expected = x.clamp(-top, top).to(getattr(torch, name)).float()
+        assert torch.equal(y, expected), (name, y.tolist(), expected.tolist())
+    assert y[1].item() == 2.0 and y[3].item() == 8.0

@@ -240,9 +240,9 @@ class Evaluation:
                 continue
             if c_head.swallowed:  # the child's reports are its text: capped before they reach feedback
                 swallowed += [str(e)[:300] for e in c_head.swallowed[:5]]
-            if not c_head.plain and c_head.returned:  # a number, numpy array or list: a wrong answer, never read
-                error = error or wrong_output_message(c_head.returned)
-                break
+            if not c_head.plain and c_head.returned:  # a number, numpy array or list: a wrong answer, never read;
+                error = error or wrong_output_message(c_head.returned)  # the other trials still run and are checked
+                continue  # like a wrong tensor's (a175: ending them hid a fallback the later trials would show)
             if not c_head.plain:
                 self.flags.append(F.OUTPUT_NOT_TENSOR)
                 error = error or "forward must return a plain torch.Tensor with real storage (not a subclass or lazy object)"

@@ -29,7 +29,8 @@ methods), so either may be installed first. With no trial active only the dot ro
    those patterns as integers; a bf16 operand is now converted exactly to fp32 and the products
    (exact in fp32) are accumulated in fp32, as the tensor cores do. fp16 and fp8 (e4m3 `float8e4nv`,
    e5m2 `float8e5`) operands already converted exactly. The interpreter's fp32 -> bf16 cast truncated;
-   it now rounds to nearest even, as `.to(tl.bfloat16)` does on sm_90.
+   it now rounds to nearest even, as `.to(tl.bfloat16)` does on sm_90; its fp32 -> fp8 (e4m3, e5m2) rounding
+   carried into the exponent by OR (1.9375 -> 1.0): it now rounds to nearest even and saturates (`satfinite`).
 """
 from __future__ import annotations
 
@@ -71,6 +72,15 @@ def fp32_to_bf16(x: np.ndarray) -> np.ndarray:
     nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
     return np.where(nan, (bits >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
+
+
+def fp32_to_fp8(x: np.ndarray, torch_name: str, max_normal: float) -> np.ndarray:
+    """fp32 -> fp8 bit patterns as `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` (Triton's `.to(tl.float8e4nv)` /
+    `.to(tl.float8e5)` on sm_90): round to nearest even, finite overflow and Inf saturate, NaN stays NaN."""
+    import torch  # the child and the replayer have it loaded; torch's fp8 conversion rounds to nearest even
+
+    values = np.clip(np.ascontiguousarray(x, dtype=np.float32), -max_normal, max_normal)  # NaN passes through
+    return torch.from_numpy(values).to(getattr(torch, torch_name)).view(torch.uint8).numpy().reshape(np.shape(x))
 
 
 def dot_products(a: np.ndarray, b: np.ndarray, precision: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -227,11 +237,16 @@ def install() -> None:
             return interp.TensorHandle(fp32_to_bf16(src.data), tl.bfloat16)
         return cast_impl(self, src, dst_type)
 
+    fp8 = {tl.float8e4nv: ("float8_e4m3fn", 448.0), tl.float8e5: ("float8_e5m2", 57344.0)}
+
     @functools.wraps(fp_to_fp)
     def to_fp(self, src, dst_type, rounding_mode):
-        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16 and \
-                getattr(rounding_mode, "name", "RTNE") == "RTNE":
+        nearest = getattr(rounding_mode, "name", "RTNE") == "RTNE"
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16 and nearest:
             return interp.TensorHandle(fp32_to_bf16(src.data), tl.bfloat16)
+        if src.dtype.scalar == tl.float32 and dst_type.scalar in fp8 and nearest:
+            # the interpreter's rounding carried into the exponent by OR (1.9375 -> 1.0, 7.75 -> 4.0)
+            return interp.TensorHandle(fp32_to_fp8(src.data, *fp8[dst_type.scalar]), dst_type.scalar)
         return fp_to_fp(self, src, dst_type, rounding_mode)
 
     builder_cls.cast_impl, builder_cls.create_fp_to_fp = cast, to_fp

@@ -45,10 +45,12 @@ def refused(name: Optional[str]) -> Optional[str]:
 
 
 def precision_setting(node: ast.AST, target: ast.AST, module: Optional[str]) -> bool:
-    """`node` is `<module>.<switch> = True/False` for one of PyTorch's matmul precision switches."""
-    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target, ast.Attribute)
-            and f"{module}.{target.attr}" in PRECISION_SETTINGS and isinstance(node.value, ast.Constant)
-            and type(node.value.value) is bool)
+    """`node` is `<module>.<switch> = True/False` for one of PyTorch's matmul precision switches (one target of a
+    chained `a.allow_tf32 = b.allow_tf32 = False`, or annotated: each target is checked on its own)."""
+    value = getattr(node, "value", None)
+    return (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Attribute)
+            and f"{module}.{target.attr}" in PRECISION_SETTINGS and isinstance(value, ast.Constant)
+            and type(value.value) is bool)
 
 
 def message(prefix: str) -> str:

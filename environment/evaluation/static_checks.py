@@ -126,8 +126,11 @@ class _Visitor(ast.NodeVisitor):
     # calls and attributes -----------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name):
-            # `from torch import compile` shadows the builtin: refused by name below, not flagged
-            if node.func.id in FORBIDDEN_CALLS and not runtime_features.refused(self.module_aliases.get(node.func.id)):
+            # `from torch import compile` shadows the builtin of its own name: refused by name below, not flagged.
+            # Only that name: `from torch import compile as exec` + `del exec` uncovers the builtin exec (a170)
+            bound = self.module_aliases.get(node.func.id) or ""
+            shadowed = runtime_features.refused(bound) and bound.rsplit(".", 1)[-1] == node.func.id
+            if node.func.id in FORBIDDEN_CALLS and not shadowed:
                 flag = F.MONKEY_PATCH if node.func.id in ("setattr", "delattr") else F.FORBIDDEN_CALL
                 self.add(flag + ":" + node.func.id, node, f"line {node.lineno}: calling {node.func.id}() is not "
                          "allowed in a submission; compute the result with torch or a Triton kernel")
