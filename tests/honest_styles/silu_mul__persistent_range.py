@@ -1,6 +1,5 @@
 """Persistent SwiGLU: at most 132 programs walk 2-D (8 x 512) tiles with tl.range(..., num_stages=3), so the
 loads of the next tile are pipelined behind the current one's math."""
-import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
