@@ -198,8 +198,9 @@ def install() -> None:
     import triton.language as tl
     import triton.runtime.interpreter as interp
 
-    from environment.evaluation.modeled import nested_jit
+    from environment.evaluation.modeled import nested_jit, tree_combine
     nested_jit.install(interp)  # jit helpers called from a kernel do not re-patch the language (speed only)
+    tree_combine.install(interp)  # custom-combine reductions and scans run on slices, not per element (speed only)
     builder_cls = interp.InterpreterBuilder
     create_dot = builder_cls.create_dot
 
