@@ -341,6 +341,11 @@ EXPECTED: dict[str, Expect] = {
     # ends the GPU-shape price as the model's limit: no speed credit, never the model-shape price or a harness error
     "a183_model_limit_forced_by_long_programs_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
                                                                correct=True, evidence="a limit of the model"),
+    # red team 23b: a line grid's public positions (programs 0, 1, G-2, G-1) do their rows, every other program one
+    # row of its 8, at 512 programs or more: the gaps between differently storing programs are bisected and the rest
+    # weigh as their run neighbours, so the coverage is the 13% the skipping programs store
+    "a184_work_only_at_public_line_positions_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                              correct=True, evidence="the sampled programs store only"),
     # red team 7: measured timing (CUDA hosts, cpu_speed="measured") hashed the timed outputs in a Digest step after
     # the Timed reply (f94e6f7), and nothing checked that a timed call returned plain tensors: a stand-in object whose
     # detach() computes the output did the work when it was hashed, off the clock, and passed the static checks
