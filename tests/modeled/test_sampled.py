@@ -167,6 +167,12 @@ def test_an_atomic_launch_completes_each_sampled_position_along_its_short_axes_a
     # a completing program stands for nothing; on a grid over several axes each class is shared by its samples
     assert coverage.program_weights([((0, 0, 0), "corner"), ((5, 1, 0), "stratum"), ((5, 2, 0), "complete")],
                                     (10, 4, 1), [1, 1, 1])[2] == 0.0
+    # completed along a split axis, a sampled program's weight is its whole column's: which split does the work
+    # is then no matter (red team a180: one interior split per tile did it all, the light ones were sampled)
+    column = [((5, 1, 0), "stratum"), ((5, 0, 0), "complete"), ((5, 2, 0), "complete"), ((5, 3, 0), "complete")]
+    plain = coverage.program_weights(column, (10, 4, 1), [1] * 4)
+    spread = coverage.program_weights(column, (10, 4, 1), [1] * 4, (1,))
+    assert plain[1:] == [0.0] * 3 and spread == [pytest.approx(plain[0] / 4)] * 4
 
 
 SPLIT_K = '''

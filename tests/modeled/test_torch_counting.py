@@ -49,8 +49,11 @@ def test_softmax_rereads_a_long_unaligned_row_and_reads_an_aligned_or_short_one_
         for op in (torch.softmax, torch.log_softmax):
             _, report = count(lambda v: op(v, dim=-1), x)
             assert _moved(report) == [(reads + 1) * x.numel() * 4], (op, x.shape)
-    _, report = count(lambda v: torch.softmax(v, dim=0), odd)   # not the last dimension: one pass
-    assert _moved(report) == [2 * odd.numel() * 4]
+    # not the last dimension: cunn_SpatialSoftMaxForward's three loops (softmax over dim 0 of x.t() is no
+    # cheaper way to a row softmax: red team a182)
+    for x in (odd, aligned):
+        _, report = count(lambda v: torch.softmax(v.t(), dim=0), x)
+        assert _moved(report) == [4 * x.numel() * 4], x.shape
 
 
 def test_layer_norm_reads_its_input_twice_in_one_kernel_or_two():
@@ -60,6 +63,15 @@ def test_layer_norm_reads_its_input_twice_in_one_kernel_or_two():
         assert len(report["launches"]) == kernels
         stats = 2 * 8 * 4   # mean and rstd per row
         assert sum(_moved(report)) == 3 * x.numel() * 4 + 2 * n * 4 + stats * kernels
+
+
+def test_group_norm_reads_its_input_twice_as_layer_norm_does():
+    # one group over (M, N, 1) is a layer norm of each row (red team a181): the moments kernel, then the apply
+    x, w, b = torch.randn(8, 4096), torch.randn(4096), torch.randn(4096)
+    _, report = count(lambda *a: torch.nn.functional.group_norm(a[0].view(8, 4096, 1), 1, a[1], a[2]), x, w, b)
+    assert [r["name"] for r in report["launches"]] == [f"aten.native_group_norm.default [{i}/2]" for i in (1, 2)]
+    stats = 2 * 8 * 4
+    assert _moved(report) == [x.numel() * 4 + stats, 2 * x.numel() * 4 + 2 * 4096 * 4 + stats]
 
 
 def test_nll_loss_and_gather_read_the_elements_they_pick_not_the_whole_input():

@@ -322,6 +322,33 @@ EXPECTED: dict[str, Expect] = {
                                                                    gap="before the fix: passed coverage at 96%, "
                                                                        "3.54x (0.978); 3.9% of the rows wrong on a "
                                                                        "GPU"),
+    # red team 23b: an atomic launch is completed along its split axis, and the completing programs stood for
+    # nothing: one interior split per tile did the whole K loop, the others added zeros, and the sampled (light)
+    # programs priced the matmul at 0 FLOPs (dot_ieee 0.0 at the GPU shape; 0.5 only because the zero atomics of
+    # 385 K programs cost more, and the model-shape price, every program replayed, caps the credit). Now a sampled
+    # program's weight is shared by the column it was completed along: 1.009e11 dot FLOPs, as the reference's mm.
+    # When the seed draws a heavy split, the sample's outliers make it unreplayable
+    "a180_split_k_work_in_one_interior_split.py": GPU("matmul_bias_relu", "harmless", None, "replay", correct=True,
+                                                      gap="before the fix: the GPU-shape estimate counted 0 of the "
+                                                          "1e11 FLOPs (0.500 either way, honest 0.843)"),
+    # red team 23b: aten ops not in gpus.yaml aten_structure are one pass: a layer norm as group_norm over (M, N, 1)
+    # was priced at x read once where native_layer_norm is read twice, though its CUDA kernels read x twice too
+    "a181_group_norm_priced_as_one_pass_layernorm.py": GPU("layernorm", "harmless", "no_custom_kernel", "none",
+                                                           correct=True,
+                                                           gap="before the fix: 1.12x (0.770; GPU shape 1.49x) vs "
+                                                               "honest 1.11x (0.769); now 0.596x (0.657)"),
+    # red team 23b: softmax over a dimension other than the last was one pass; cunn_SpatialSoftMaxForward loops
+    # three times. A tie with the reference (0.750, the honest best) before; now 0.506x (0.627)
+    "a182_softmax_over_dim0_of_transpose.py": GPU("softmax", "harmless", "no_custom_kernel", "none", correct=True),
+    # red team 23b: forcing the sampler's 4096-memory-instruction stop (2 programs walking every row at every size)
+    # ends the GPU-shape price as the model's limit: no speed credit, never the model-shape price or a harness error
+    "a183_model_limit_forced_by_long_programs_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                               correct=True, evidence="a limit of the model"),
+    # red team 23b: a line grid's public positions (programs 0, 1, G-2, G-1) do their rows, every other program one
+    # row of its 8, at 512 programs or more: the gaps between differently storing programs are bisected and the rest
+    # weigh as their run neighbours, so the coverage is the 13% the skipping programs store
+    "a184_work_only_at_public_line_positions_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
+                                                              correct=True, evidence="the sampled programs store only"),
     # red team 7: measured timing (CUDA hosts, cpu_speed="measured") hashed the timed outputs in a Digest step after
     # the Timed reply (f94e6f7), and nothing checked that a timed call returned plain tensors: a stand-in object whose
     # detach() computes the output did the work when it was hashed, off the clock, and passed the static checks

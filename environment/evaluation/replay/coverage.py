@@ -46,6 +46,7 @@ class SampledStores:
     log: list
     owners: list
     written: np.ndarray
+    spread: tuple = ()    # the axes its atomic programs were completed along (program_weights)
 
     def overwrites(self, t: torch.Tensor) -> bool:
         """Whether programs this sample did not run may store into t's allocation (some run program did)."""
@@ -204,7 +205,31 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
     return weights
 
 
-def program_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
+def program_weights(programs: list, grid: tuple, stored: list[int], spread: tuple = ()) -> list[float]:
+    """How many programs of the grid each run program stands for (position_weights), a sampled program's weight
+    then shared evenly by the whole column it was completed along (`spread`: the axes sampled.completion ran every
+    program of; "complete" programs otherwise stand for nothing). A split-K kernel's column is one output tile's
+    whole sum: which split of it does the work is then no matter (red team a180: one interior split per tile did
+    all of it, and the sampled light splits priced a matmul at no FLOPs)."""
+    weights = position_weights(programs, grid, stored)
+    if not spread:
+        return weights
+    size = math.prod(grid[a] for a in spread)
+    columns: dict[tuple, list[int]] = {}
+    for i, (pos, _) in enumerate(programs):
+        columns.setdefault(tuple(c for a, c in enumerate(pos) if a not in spread), []).append(i)
+    shared = list(weights)
+    for i, (pos, role) in enumerate(programs):
+        members = columns[tuple(c for a, c in enumerate(pos) if a not in spread)]
+        if role == "complete" or not weights[i] or len(members) != size:
+            continue
+        shared[i] -= weights[i]
+        for j in members:
+            shared[j] += weights[i] / size
+    return shared
+
+
+def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
     """How many programs of the grid each sampled program stands for (they sum to the grid's programs), in
     the coverage and in the scaled counts alike. A grid along one axis is a line: its first and last
     programs weigh 1, and every other program lies between two run interior programs (the ends of the
@@ -276,7 +301,7 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
         sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
         sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
         weights = program_weights(launch.programs, launch.grid,
-                                [sets[k].size if k in sets else 0 for k in range(len(launch.programs))])
+                                  [sets[k].size if k in sets else 0 for k in range(len(launch.programs))], launch.spread)
         sets = {k: s for k, s in sets.items() if weights[k] and s.size}
         stored = sum(s.size for s in sets.values())
         if not stored:

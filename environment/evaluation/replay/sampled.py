@@ -104,22 +104,27 @@ def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[i
             + [(point(k), "check") for k in sorted(checks)])
 
 
-def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None = None) -> list:
-    """((x, y, z), "complete") of the programs that share a run program's index on every axis but the split ones
-    (`split`: the axes along which programs add into the same elements, when completing them costs at most
-    COMPLETE_PROGRAMS programs; else the shortest axes longer than 1 whose extents multiply to at most
-    COMPLETE), not run yet. Every run program's position is completed, split_probes' neighbours too: each adds
-    into its own elements, which are compared."""
+def completion_axes(grid: tuple[int, int, int], chosen: list, split: list[int] | None = None) -> list[int]:
+    """The axes completion() completes: `split` (the axes along which programs add into the same elements) when
+    completing them costs at most COMPLETE_PROGRAMS programs, else the shortest axes longer than 1 whose extents
+    multiply to at most COMPLETE."""
     def positions(axes: list[int]) -> int:
         return len({tuple(c for a, c in enumerate(p) if a not in axes) for p, _ in chosen})
     if split and positions(split) * math.prod(grid[a] for a in split) <= COMPLETE_PROGRAMS:
-        axes = list(split)
-    else:
-        axes, span = [], 1
-        for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
-            if span * grid[a] <= COMPLETE:
-                axes.append(a)
-                span *= grid[a]
+        return list(split)
+    axes, span = [], 1
+    for a in sorted((a for a in range(3) if grid[a] > 1), key=lambda a: grid[a]):
+        if span * grid[a] <= COMPLETE:
+            axes.append(a)
+            span *= grid[a]
+    return axes
+
+
+def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None = None) -> list:
+    """((x, y, z), "complete") of the programs that share a run program's index on every axis but the
+    completion_axes, not run yet. Every run program's position is completed, split_probes' neighbours too: each
+    adds into its own elements, which are compared."""
+    axes = completion_axes(grid, chosen, split)
     run, extra = {p for p, _ in chosen}, []
     for p, _ in (chosen if axes else []):
         for q in itertools.product(*[range(grid[a]) if a in axes else (p[a],) for a in range(3)]):
@@ -222,6 +227,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
             chosen = choose_programs(grid, seed)
             chosen = chosen + line_probes(grid, chosen)
+            spread: tuple = ()
             interp.interpreter_builder.set_grid_dim(*grid)
 
             def run(programs):
@@ -240,7 +246,9 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     neighbours = split_probes(grid, chosen)
                     run(neighbours)
                     chosen = chosen + neighbours
-                    extra = completion(grid, chosen, split_axes(sink.launch, chosen))
+                    split = split_axes(sink.launch, chosen)
+                    spread = tuple(completion_axes(grid, chosen, split))
+                    extra = completion(grid, chosen, split)
                     run(extra)
                     chosen = chosen + extra
             except ProgramTooLong:
@@ -259,9 +267,10 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
-    sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes))
+    sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes,
+                                               spread))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, chosen, grid,
-                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]))
+                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]), spread)
     return launch.store_log
 
 
@@ -364,11 +373,12 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
 
 
 def scale_record(record: dict, per_program: list[dict], programs: list, grid: tuple[int, int, int],
-                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]]) -> dict:
+                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]], spread: tuple = ()) -> dict:
     """The launch record of the whole grid from its sampled programs' counts (((x, y, z), role) per run
     program), each program weighed as in the coverage (coverage.program_weights: by its kind of grid position,
     or along a line grid between its run neighbours), so an honest tiling's masked edge tiles and a persistent
-    kernel's longer first programs count as what they are, whichever programs the seed drew. DRAM traffic is capped by
+    kernel's longer first programs count as what they are, whichever programs the seed drew; a launch completed
+    along its split axes (`spread`) weighs each sampled position as its whole column. DRAM traffic is capped by
     the allocations the sample touched (never by the argument views: a kernel handed x[:1] reads all of
     x through its pointer, red team a101); sectors touched outside every argument's allocation are
     counted (sample_outside_sectors) and void the estimate."""
@@ -376,7 +386,7 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
         raise RuntimeError(f"{len(per_program)} programs counted, {len(programs)} run")
     roles = [r for _, r in programs]
     total = grid[0] * grid[1] * grid[2]
-    weights = program_weights(programs, grid, [int(p["write"]) for p in per_program])
+    weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread)
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):
