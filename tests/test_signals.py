@@ -44,6 +44,12 @@ STATIC_MISSES = {
     "a163_state_zeroed_in_forward_is_charged.py",
     # a list with a stand-in past the scanned elements: a wrong answer, never read; no rule names it
     "a171_stand_in_past_the_scanned_elements.py",
+    # pricing attacks inside honest-looking kernels and aten ops: the model and the sample price or void them
+    "a180_split_k_work_in_one_interior_split.py",
+    "a181_group_norm_priced_as_one_pass_layernorm.py",
+    "a182_softmax_over_dim0_of_transpose.py",
+    "a183_model_limit_forced_by_long_programs_rmsnorm.py",
+    "a184_work_only_at_public_line_positions_rmsnorm.py",
 }
 
 
