@@ -65,6 +65,9 @@ PROBES = 10
 # program claiming tiles from an atomic counter until it runs out, which claims every tile when programs run one
 # at a time, as they do here (its real share is the tiles over the programs: a price this model cannot take)
 PROGRAM_ACCESSES = 4096
+# ... unless the launch runs few programs: then each may execute up to its share of LAUNCH_ACCESSES (a grid of
+# 8 programs that each loop over an eighth of a 4097 x 3001 tensor executes ~4,500: honest, slow, and priced)
+LAUNCH_ACCESSES = 65536
 MODEL_LIMIT = "a limit of the model, not a fault of the kernel"
 
 
@@ -212,7 +215,6 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     import triton.runtime.interpreter as interp
 
     sink.launch_begin(executor, args_dev, kwargs)
-    sink.launch.access_budget = PROGRAM_ACCESSES
     argspec = inspect.getfullargspec(executor.fn)
     kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
     try:
@@ -227,6 +229,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
             chosen = choose_programs(grid, seed)
             chosen = chosen + line_probes(grid, chosen)
+            sink.launch.access_budget = max(PROGRAM_ACCESSES, LAUNCH_ACCESSES // len(chosen))
             spread: tuple = ()
             interp.interpreter_builder.set_grid_dim(*grid)
 
