@@ -417,6 +417,15 @@ EXPECTED: dict[str, Expect] = {
     "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "harmless", "no_custom_kernel",
                                                      "runtime-check", correct=False, evidence="the counted call",
                                                      gap="before the fix: 0.5 (priced down at the GPU shape)"),
+    # state that survives the replay's poison: a160's scratch reset by each program only when it holds the replay's
+    # fixed fill (NaN, 0x5A bytes), never on a device. Before: correct, 0.850 (1.74x) vs honest 0.761. Now state the
+    # call never overwrites whole by an op of its own is charged one fill of its bytes (execute.py): 0.684
+    "a190_state_survives_the_fixed_poison.py": Expect("cross_entropy", "harmless", None, "replay", correct=True,
+                                                      gap="before the fix: correct, 0.850 (1.74x) vs honest 0.761"),
+    # the model shape still tells the counted call apart: plain TF32 dots there only, on the bet that the harder
+    # families (one key dominating each query) hide TF32's error; the extreme family fails it on the counted call
+    "a191_priced_shape_tf32_passes_harder_families.py": Expect("causal_attention", "harmless", None, "runtime-check",
+                                                               correct=False, evidence="the counted call"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

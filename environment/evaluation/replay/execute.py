@@ -128,7 +128,9 @@ class Replay:
         self._created = {s.id: s for s in trace.storages if s.source == "step"}
         self._constants = {s.id for s in trace.storages if s.source == "constant"}
         self.state: set[int] = {r.storage for r in trace.outputs if r.storage in self._constants}
-        for sid in sorted(poisoned & self._constants):
+        self.poisoned = poisoned & self._constants
+        self.initialised: set[int] = set()  # constants an aten step of the call overwrote whole (charged there)
+        for sid in sorted(self.poisoned):
             self._poison_storage(sid)
 
     def _poison_storage(self, sid: int) -> None:
@@ -140,13 +142,27 @@ class Replay:
         size = storage.nbytes() // torch.empty(0, dtype=dtype).element_size()
         _poison([torch.empty(0, dtype=dtype).set_(storage, 0, (size,), (1,))] if size else [])
 
-    def _note_aten_writes(self, func, step: AtenStep) -> None:
+    def _note_aten_writes(self, func, step: AtenStep, args: list, kwargs: dict) -> None:
         for i, arg in enumerate(func._schema.arguments):
             if arg.alias_info is None or not arg.alias_info.is_write:
                 continue
-            value = step.args[i] if i < len(step.args) and not arg.kwarg_only else step.kwargs.get(arg.name)
-            self.state.update(r.storage for r in (value if isinstance(value, list) else [value])
-                              if isinstance(r, TensorRef) and r.storage in self._constants)
+            positional = i < len(step.args) and not arg.kwarg_only
+            value = step.args[i] if positional else step.kwargs.get(arg.name)
+            decoded = args[i] if positional else kwargs.get(arg.name)
+            for r, t in zip(*[v if isinstance(v, list) else [v] for v in (value, decoded)]):
+                if isinstance(r, TensorRef) and r.storage in self._constants:
+                    self.state.add(r.storage)
+                    if isinstance(t, torch.Tensor) and t.is_contiguous() \
+                            and t.numel() * t.element_size() >= self.storages[r.storage].nbytes():
+                        self.initialised.add(r.storage)
+
+    def _charge_state_initialisation(self) -> None:
+        """State the call relies on but never overwrote whole by an op of its own (a kernel that resets
+        it, or recognises the replay's fill, keeps it without paying) is charged one fill of its bytes, as
+        zeroing it in forward would be: the poison shows reliance on its contents, this charges its
+        preparation whatever the kernel does with the poison."""
+        for sid in sorted(self.poisoned - self.initialised):
+            torch.empty(self.storages[sid].nbytes(), dtype=torch.uint8).zero_()
 
     def _note_launch_writes(self) -> None:
         """Constants any store or atomic of the launch that just ended touched (full replays: a sampled
@@ -212,6 +228,7 @@ class Replay:
             except Exception as exc:  # the step itself failed: the trace does not replay
                 what = step.op if isinstance(step, AtenStep) else f"launch of {step.kernel}"
                 raise ReplayError(f"step {index} ({what}) failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+        self._charge_state_initialisation()
         if not keep:
             return []
         with self.counter.paused():
@@ -222,7 +239,7 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
-        self._note_aten_writes(func, step)
+        self._note_aten_writes(func, step, args, kwargs)
         out = func(*args, **kwargs)
         leaves = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
         for leaf_index, sid in step.creates:
