@@ -426,6 +426,13 @@ EXPECTED: dict[str, Expect] = {
     # families (one key dominating each query) hide TF32's error; the extreme family fails it on the counted call
     "a191_priced_shape_tf32_passes_harder_families.py": Expect("causal_attention", "harmless", None, "runtime-check",
                                                                correct=False, evidence="the counted call"),
+    # a190 with the scratch passed through in-place metadata ops (schema writes, no data): not an initialisation
+    # that waives the charged fill; the replay has no cost model for them, so no speed credit at all
+    "a192_state_overwritten_by_a_metadata_op.py": Expect("cross_entropy", "harmless", "unreplayable", "replay",
+                                                         correct=True, evidence="no cost model"),
+    # not a hack: a workspace kept on the module and written whole before it is read relies on nothing prepared
+    # before the call; it is poisoned harmlessly and charged nothing (0.760, as with the workspace made in forward)
+    "a193_workspace_kept_from_an_earlier_call.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
