@@ -30,7 +30,9 @@ def _row_error(expected: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     return err.amax(dim=-1, keepdim=True).expand_as(err) if err.dim() >= 1 and err.shape[-1] else err
 
 
-NORM_ULPS = 4.0  # rounding allowed on top of rtol in the norm test, in units of the output dtype's epsilon
+# rounding allowed on top of rtol in the norm test, in units of the output dtype's epsilon: one (an honest
+# half-precision output is about half an epsilon off as a whole; 4 let a bf16 softmax times 1.04 pass at rtol 1e-2)
+NORM_ULPS = 1.0
 
 
 def _norm(x: torch.Tensor) -> float:
