@@ -9,7 +9,7 @@ contract; the oracle only decides who is right when the fp32 reference is not.
 The elementwise test is scale-blind where outputs are small next to `atol` (a softmax over 400k
 classes is ~2.5e-6 per element, under an atol of 1e-4: output * 1.01 passed). So every output must
 also be close *as a whole*: its relative error norm ||out - ref|| / ||ref|| at most `rtol` (plus a
-few units of rounding of its dtype), or, with the oracle, ||out - oracle|| within `rtol` of the
+one epsilon of its dtype), or, with the oracle, ||out - oracle|| within `rtol` of the
 oracle's norm plus `slack` times the fp32 reference's own error norm. A systematic scale or shift
 error fails it at any output size; an honest reordering (errors of a few ulps) is far inside it.
 """
