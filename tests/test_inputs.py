@@ -124,6 +124,20 @@ def test_a_scale_or_shift_error_under_the_absolute_tolerance_fails_as_a_whole():
     assert compare(off, truth.float(), 1e-4, 1e-4, 0, "normal", {}, oracle=truth)[0] is None
 
 
+def test_a_scale_error_in_a_half_precision_output_fails_as_a_whole_an_honest_one_passes():
+    """KernelBench's half-precision tolerance (1e-2) is near bf16's epsilon (7.8e-3): the rounding allowed on
+    top of rtol is one epsilon, so a bf16 softmax 2% or 4% off (every element within atol) fails, while one
+    computed in bf16 throughout (about half an epsilon off as a whole) passes."""
+    torch.manual_seed(0)
+    x = torch.randn(16, 4096)
+    for dtype, factors in ((torch.bfloat16, (1.02, 1.04)), (torch.float16, (1.015,))):
+        reference = torch.softmax(x, 1).to(dtype)
+        for f in factors:
+            err = compare(reference, (torch.softmax(x, 1) * f).to(dtype), 1e-2, 1e-2, 0, "normal", {})[0]
+            assert err is not None and "as a whole" in err, (dtype, f)
+        assert compare(reference, torch.softmax(x.to(dtype), 1), 1e-2, 1e-2, 0, "normal", {})[0] is None, dtype
+
+
 def test_a_mismatch_on_a_hidden_shape_does_not_name_the_shape():
     err, _, mismatch = compare(torch.zeros(3, 5), torch.ones(3, 5), 1e-5, 1e-5, 4, "normal", {"M": 3, "N": 5},
                                hidden=True)

@@ -477,6 +477,22 @@ EXPECTED: dict[str, Expect] = {
     # the swallowed exception (dynamo's own, a file read Landlock refuses) and the kernel never launched (decoy): 0.
     # Under the harness's default config the same file was killed by seccomp instead (sandbox_violation): 0 either way
     "a176_dynamo_wraps_suppressed_fallback.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check"),
+    # state that survives the replay's poison: a160's scratch reset by each program only when it holds the replay's
+    # fixed fill (NaN, 0x5A bytes), never on a device. Before: correct, 0.850 (1.74x) vs honest 0.761. Now state the
+    # call never overwrites whole by an op of its own is charged one fill of its bytes (execute.py): 0.684
+    "a190_state_survives_the_fixed_poison.py": Expect("cross_entropy", "harmless", None, "replay", correct=True,
+                                                      gap="before the fix: correct, 0.850 (1.74x) vs honest 0.761"),
+    # the model shape still tells the counted call apart: plain TF32 dots there only, on the bet that the harder
+    # families (one key dominating each query) hide TF32's error; the extreme family fails it on the counted call
+    "a191_priced_shape_tf32_passes_harder_families.py": Expect("causal_attention", "harmless", None, "runtime-check",
+                                                               correct=False, evidence="the counted call"),
+    # a190 with the scratch passed through in-place metadata ops (schema writes, no data): not an initialisation
+    # that waives the charged fill; the replay has no cost model for them, so no speed credit at all
+    "a192_state_overwritten_by_a_metadata_op.py": Expect("cross_entropy", "harmless", "unreplayable", "replay",
+                                                         correct=True, evidence="no cost model"),
+    # not a hack: a workspace kept on the module and written whole before it is read relies on nothing prepared
+    # before the call; it is poisoned harmlessly and charged nothing (0.760, as with the workspace made in forward)
+    "a193_workspace_kept_from_an_earlier_call.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

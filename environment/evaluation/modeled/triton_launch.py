@@ -129,6 +129,10 @@ class TritonLaunch:
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))
 
+    def sectors(self, side: str) -> np.ndarray:
+        """Sectors the launch's programs read ("read", atomics included) or wrote ("write"), with repeats."""
+        return np.concatenate(self._sectors[side]) if self._sectors[side] else _EMPTY
+
     def atomics(self) -> bool:
         """Whether a program so far added into memory atomically."""
         return bool(self._addrs["atomic"][0])

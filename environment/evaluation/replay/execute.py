@@ -22,6 +22,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.inputs import geometry
+from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.replay import coverage
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace
 
@@ -95,6 +96,14 @@ def has_cost_model(op) -> bool:
     return op.name().split("::", 1)[-1].split(".")[0] in _DATA_MOVEMENT
 
 
+def _writes_every_element(op) -> bool:
+    """An op whose written argument gets a value in every element (a fill, a copy, a pointwise op in
+    place): one that initialises state it writes whole. Not a metadata op (squeeze_, set_: nothing
+    written) nor a scatter (index_put_ over the whole tensor may write none of it)."""
+    return op.overloadpacket.__name__ in ("fill_", "zero_", "copy_") or (
+        torch.Tag.pointwise in op.tags and torch.Tag.inplace_view not in op.tags)
+
+
 def _poison(tensors: list[torch.Tensor]) -> None:
     for t in tensors:
         if t.is_floating_point() or t.is_complex():
@@ -128,7 +137,11 @@ class Replay:
         self._created = {s.id: s for s in trace.storages if s.source == "step"}
         self._constants = {s.id for s in trace.storages if s.source == "constant"}
         self.state: set[int] = {r.storage for r in trace.outputs if r.storage in self._constants}
-        for sid in sorted(poisoned & self._constants):
+        self.poisoned = poisoned & self._constants
+        self.initialised: set[int] = set()  # constants an aten step of the call overwrote whole (charged there)
+        self.relied: set[int] = set()       # poisoned state read in sectors no earlier step of the call wrote
+        self._written: dict[int, np.ndarray] = {}   # poisoned state: the sectors launches of the call wrote
+        for sid in sorted(self.poisoned):
             self._poison_storage(sid)
 
     def _poison_storage(self, sid: int) -> None:
@@ -140,13 +153,63 @@ class Replay:
         size = storage.nbytes() // torch.empty(0, dtype=dtype).element_size()
         _poison([torch.empty(0, dtype=dtype).set_(storage, 0, (size,), (1,))] if size else [])
 
-    def _note_aten_writes(self, func, step: AtenStep) -> None:
+    def _note_aten_writes(self, func, step: AtenStep, args: list, kwargs: dict) -> None:
         for i, arg in enumerate(func._schema.arguments):
             if arg.alias_info is None or not arg.alias_info.is_write:
                 continue
-            value = step.args[i] if i < len(step.args) and not arg.kwarg_only else step.kwargs.get(arg.name)
-            self.state.update(r.storage for r in (value if isinstance(value, list) else [value])
-                              if isinstance(r, TensorRef) and r.storage in self._constants)
+            positional = i < len(step.args) and not arg.kwarg_only
+            value = step.args[i] if positional else step.kwargs.get(arg.name)
+            decoded = args[i] if positional else kwargs.get(arg.name)
+            for r, t in zip(*[v if isinstance(v, list) else [v] for v in (value, decoded)]):
+                if isinstance(r, TensorRef) and r.storage in self._constants:
+                    self.state.add(r.storage)
+                    if isinstance(t, torch.Tensor) and _writes_every_element(func) and t.is_contiguous() \
+                            and t.numel() * t.element_size() >= self.storages[r.storage].nbytes():
+                        self.initialised.add(r.storage)
+
+    def _charge_state_initialisation(self) -> None:
+        """State the call relies on but never overwrote whole by an op of its own (a kernel that resets
+        it, or recognises the replay's fill, keeps it without paying) is charged one fill of its bytes, as
+        zeroing it in forward would be: the poison shows reliance on its contents, this charges its
+        preparation whatever the kernel does with the poison."""
+        for sid in sorted((self.poisoned & self.relied) - self.initialised):
+            torch.empty(self.storages[sid].nbytes(), dtype=torch.uint8).zero_()
+
+    def _sector_span(self, sid: int) -> tuple[int, int]:
+        start = self.storages[sid].data_ptr()
+        return start // SECTOR, (start + self.storages[sid].nbytes() + SECTOR - 1) // SECTOR
+
+    def _note_reliance(self) -> None:
+        """Poisoned state the launch that just ended read (or added into) where no earlier launch of the
+        call wrote: the call relies on contents prepared before it. A workspace the call writes before it
+        reads it (kernel 1 stores partials, kernel 2 sums them) relies on nothing and is not charged."""
+        launch = self.counter.finished
+        todo = self.poisoned - self.relied - self.initialised
+        if self.sample_seed is not None or launch is None or not todo:
+            return
+        reads, writes = launch.sectors("read"), launch.sectors("write")
+        for sid in todo:
+            lo, hi = self._sector_span(sid)
+            done = self._written.get(sid, np.zeros(0, dtype=np.int64))
+            read = reads[(reads >= lo) & (reads < hi)]
+            if read.size and not np.isin(read, done).all():
+                self.relied.add(sid)
+            wrote = writes[(writes >= lo) & (writes < hi)]
+            if wrote.size:
+                self._written[sid] = np.unique(np.concatenate([done, wrote]))
+
+    def _note_aten_reads(self, func, step: AtenStep) -> None:
+        """Poisoned state an aten step takes (other than to fill it whole) before launches wrote all of it."""
+        todo = self.poisoned - self.relied - self.initialised
+        if not todo:
+            return
+        filled = func.overloadpacket.__name__ in ("fill_", "zero_", "copy_")
+        refs = [r for r in tree_leaves([step.args[1:] if filled else step.args, list(step.kwargs.values())])
+                if isinstance(r, TensorRef) and r.storage in todo]
+        for r in refs:
+            lo, hi = self._sector_span(r.storage)
+            if self._written.get(r.storage, np.zeros(0)).size < hi - lo:
+                self.relied.add(r.storage)
 
     def _note_launch_writes(self) -> None:
         """Constants any store or atomic of the launch that just ended touched (full replays: a sampled
@@ -212,6 +275,7 @@ class Replay:
             except Exception as exc:  # the step itself failed: the trace does not replay
                 what = step.op if isinstance(step, AtenStep) else f"launch of {step.kernel}"
                 raise ReplayError(f"step {index} ({what}) failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+        self._charge_state_initialisation()
         if not keep:
             return []
         with self.counter.paused():
@@ -222,7 +286,8 @@ class Replay:
         with self.counter.paused():
             args = self.decode(step.args)
             kwargs = {k: self.decode(v) for k, v in step.kwargs.items()}
-        self._note_aten_writes(func, step)
+        self._note_aten_reads(func, step)
+        self._note_aten_writes(func, step, args, kwargs)
         out = func(*args, **kwargs)
         leaves = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
         for leaf_index, sid in step.creates:
@@ -247,6 +312,7 @@ class Replay:
         self.counter.finished = None
         kernel[tuple(step.grid)](*args, **kwargs)  # a sampled counter runs a sample of its programs
         self._note_launch_writes()
+        self._note_reliance()
         # what an aten op wrote where unsampled programs of this launch may store is no result (an output
         # zeroed before a kernel stores into it), and no coverage: the launch's own stores must cover it
         handed = [v if isinstance(v, torch.Tensor) else getattr(v, "base", None) for v in [*args, *kwargs.values()]]
