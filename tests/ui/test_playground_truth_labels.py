@@ -9,7 +9,7 @@ import pytest
 
 # The module's real server, the OpenAI stub, Chromium and a fresh page per test, as in the main browser tests.
 from tests.ui.test_playground_browser import browser, page, server, stub  # noqa: F401
-from tests.ui.test_playground_browser import choose, play_example, type_value, use_stub_model, wait_status
+from tests.ui.test_playground_browser import choose, compare_you_against_broken_model, play_example, wait_status
 
 pytestmark = pytest.mark.browser
 CHARTS = ("#play-timing-chart", "#play-breakdown-chart", "#timeline-plot")
@@ -61,12 +61,7 @@ def test_each_modeled_speedup_links_the_models_h100_fidelity_and_charts_stay_leg
 
 
 def test_compare_fits_1440px_and_best_code_line_numbers_stay_level_with_their_lines(page, stub):
-    play_example(page, "correct: torch_two_ops", 1)
-    use_stub_model(page, stub, "policy/correct")
-    page.get_by_role("tab", name="Compare").click()
-    type_value(page, "compare-b", "policy/broken")
-    page.click("#compare-run-btn")
-    wait_status(page, "Comparison finished", "compare-status")
+    compare_you_against_broken_model(page, stub)
     assert page.evaluate("document.documentElement.scrollWidth") <= 1440
     box = page.locator("#compare-run-btn").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 1440
