@@ -42,7 +42,9 @@ def example_choices(task_id: str) -> list[tuple[str, str]]:
     for kind in ("correct", "wrong"):
         for path in task.solutions.get(kind, ()):
             out.append((f"{kind}: {path.stem}", f"{kind}/{path.name}"))
-    out += [(f"attack: {a.name} ({a.layer})", f"attack/{a.file}") for a in gallery.for_task(task.id)]
+    out += [(f"attack: {a.name} (" + ("harmless: earns no more than honest work" if a.verdict == "harmless" else
+                                    "OPEN: not stopped yet" if a.verdict == "open" else a.layer) + ")",
+             f"attack/{a.file}") for a in gallery.for_task(task.id)]
     return out
 
 

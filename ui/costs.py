@@ -5,6 +5,7 @@ import html
 from typing import Optional
 
 from environment.evaluation.result import CompileInfo, ModeledCost, PerformanceResult
+from ui.fidelity import fidelity_html
 
 
 def _e(value) -> str:
@@ -55,5 +56,7 @@ def cost_breakdown_html(perf: Optional[PerformanceResult]) -> str:
     """Per-launch modeled costs (candidate and reference) and per-kernel compile results."""
     if perf is None:
         return ""
+    modeled = perf.modeled_candidate is not None and perf.modeled_candidate.launches
     return (launches_table("Your submission, modeled", perf.modeled_candidate)
-            + launches_table("Reference, modeled", perf.modeled_reference) + compile_table(perf.compile))
+            + launches_table("Reference, modeled", perf.modeled_reference)
+            + (fidelity_html() if modeled else "") + compile_table(perf.compile))

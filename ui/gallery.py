@@ -31,6 +31,10 @@ LAYER_TEXT = {
 }
 
 
+TEMPLATE_SCORE = "0.75"  # the reference renamed to ModelNew: correct at 1x (ui/play_tab.py's TEMPLATE_NOTE)
+BROKEN_SCORE = 0.10  # an honest kernel that compiles but passes no trial
+
+
 @dataclass(frozen=True)
 class Attack:
     file: str          # a07_decoy_kernel.py
@@ -42,6 +46,7 @@ class Attack:
     flag: Optional[str]
     layer: str
     open: bool = False  # still beats its pinned outcome (expected.OPEN_GAPS): not stopped yet
+    correct: Optional[bool] = None  # the pinned correctness verdict of a harmless attack, when pinned
 
     @property
     def verdict(self) -> str:
@@ -55,6 +60,22 @@ class Attack:
     @property
     def stopped_by(self) -> str:
         return LAYER_TEXT.get(self.layer, self.layer)
+
+    @property
+    def defeated_by(self) -> str:
+        return "" if self.layer == "none" else f"its trick is stopped by {self.stopped_by}"
+
+    @property
+    def harmless_why(self) -> str:
+        """Why a harmless attack earns nothing over honest work (its pinned correctness and layer)."""
+        trick = f"{self.defeated_by}; " if self.defeated_by else ""
+        if self.correct is False:
+            return (trick + "its output is wrong, so it earns at most the partial credit any wrong kernel gets "
+                    f"(0.10 compiled + 0.30 × the trials it passes), below honest correct work "
+                    f"(the untouched starting template earns about {TEMPLATE_SCORE})")
+        if self.correct is True:
+            return trick + "it is correct, so it earns what honest correct work of its speed earns, nothing more"
+        return trick + "it gains nothing that honest work would not earn"
 
     def code(self) -> str:
         return (REDTEAM / "attacks" / self.file).read_text()
@@ -78,7 +99,7 @@ def attacks() -> tuple[Attack, ...]:
             continue
         out.append(Attack(file=file, name=path.stem, group=groups.get(file, "other"), tries=_tries(path),
                           task=exp.task, outcome=exp.outcome, flag=exp.flag, layer=exp.layer,
-                          open=file in open_gaps))
+                          open=file in open_gaps, correct=exp.correct if exp.outcome == "harmless" else None))
     return tuple(out)
 
 
@@ -122,6 +143,32 @@ def plain_title(group: str) -> str:
         if key in group:
             return title
     return _SAMPLING if group != "other" else "Other attacks"
+
+
+@functools.lru_cache(maxsize=1)
+def _by_code() -> dict[str, Attack]:
+    return {a.code().strip(): a for a in attacks()}
+
+
+def attack_of_code(code: Optional[str]) -> Optional[Attack]:
+    """The red-team attack whose file is exactly this code (as loaded from the gallery or the examples)."""
+    return _by_code().get((code or "").strip()) if code else None
+
+
+def harmless_note(a: Attack, reward: Optional[float]) -> str:
+    """The step verdict's line for a harmless attack that was played: its score against honest work."""
+    from ui.verdict import num
+    if reward is None:
+        return f"harmless: earns no more than honest work ({a.harmless_why})"
+    if reward <= BROKEN_SCORE + 1e-9:
+        where = f"no more than an honest broken kernel ({BROKEN_SCORE:.2f})"
+    elif a.correct is not True and reward < float(TEMPLATE_SCORE):
+        where = (f"more than an honest broken kernel ({BROKEN_SCORE:.2f}) only by partial trial credit, and less "
+                 f"than honest correct work (the untouched starting template earns about {TEMPLATE_SCORE})")
+    else:
+        where = "what honest correct work of the same speed earns"
+    return (f"harmless: earns no more than honest work. It scored {num(reward)}, {where}"
+            + (f"; {a.defeated_by}." if a.defeated_by else "."))
 
 
 def summary(items: tuple[Attack, ...]) -> dict[str, int]:

@@ -37,6 +37,10 @@ def summary_html(counts: dict) -> str:
             'suite pins each one).</p>')
 
 
+def why_cell(a: gallery.Attack) -> str:
+    return a.stopped_by if a.verdict == "caught" else a.harmless_why if a.verdict == "harmless" else ""
+
+
 def gallery_html(selected: Optional[str] = None) -> str:
     attacks = gallery.attacks()
     if not attacks:
@@ -50,12 +54,12 @@ def gallery_html(selected: Optional[str] = None) -> str:
         rows = "".join(
             f'<tr data-attack="{esc(a.name)}" data-verdict="{a.verdict}"><td><code>{esc(a.name)}</code></td>'
             f'<td>{esc(a.task)}</td><td>{esc(a.tries)}</td><td>{esc(VERDICT_TEXT[a.verdict])}</td>'
-            f'<td>{esc(a.stopped_by if a.verdict == "caught" else "")}</td><td>{esc(a.flag or "")}</td></tr>'
+            f'<td>{esc(why_cell(a))}</td><td>{esc(a.flag or "")}</td></tr>'
             for a in items)
         opened = " open" if any(a.name == selected for a in items) else ""
         parts.append(f'<details class="kp-group"{opened}><summary>{esc(title)} ({len(items)})</summary>'
                      '<div class="kp-costs"><table><thead><tr><th>attack</th><th>task</th><th>what it tries</th>'
-                     f'<th>verdict</th><th>stopped by</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table>'
+                     f'<th>verdict</th><th>stopped by, or why harmless</th><th>flag</th></tr></thead><tbody>{rows}</tbody></table>'
                      '</div></details>')
     return (f'<div class="kp-gallery" data-attacks="{len(attacks)}">{summary_html(gallery.summary(attacks))}'
             f'{"".join(parts)}</div>')
@@ -110,8 +114,9 @@ def build(play: Any, tabs: Any, tab: Any) -> None:
         t = get_task(a.task)
         return {**play.show_task(t.id), play.editor: a.code(),
                 play.example: gr.Dropdown(choices=example_choices(t.id), value=f"attack/{a.file}"),
-                play.status: status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} Press Submit "
-                                           f"step: {a.stopped_by} should stop it.", "info"),
+                play.status: status_html(f"Loaded attack {a.name} on {t.id}: it tries {a.tries} " + (
+                    f"It is harmless: earns no more than honest work ({a.harmless_why}). Press Submit step to see."
+                    if a.verdict == "harmless" else f"Press Submit step: {a.stopped_by} should stop it."), "info"),
                 status: status_html(f"{a.name} is in the Play tab's editor.", "info"),
                 tabs: gr.Tabs(selected="play")}
 

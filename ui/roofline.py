@@ -10,9 +10,11 @@ import math
 from typing import Optional
 
 from environment.evaluation.result import LaunchCost, ModeledCost, PerformanceResult
+from ui.fidelity import fidelity_html
+from ui.widths import CHART_W, NARROW_W
 from ui.verdict import num
 
-W, H, L, B, T, R = 640, 260, 64, 44, 12, 16  # size and margins of the chart (px)
+H, L, B, T, R = 260, 64, 44, 12, 16  # height and margins of the chart (px); drawn at both chart widths
 
 
 def _spec() -> dict:
@@ -62,7 +64,7 @@ def verdict_text(reference: Optional[ModeledCost], candidate: ModeledCost, spec:
             "smaller programs so every SM has work") + (f" (the reference uses {ref_n} launch(es))" if ref_n else "")
 
 
-def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: dict) -> str:
+def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: dict, W: int = CHART_W) -> str:
     """Log-log roofline: x arithmetic intensity (FLOP/byte), y FLOP/s achieved; one dot per launch."""
     hbm, peak = spec["hbm_bytes_per_s"], spec["peak"]["fp32"]
     points, unplotted = [], 0
@@ -87,8 +89,9 @@ def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: di
              f'{py(peak):.1f} {px(x1):.1f},{py(peak):.1f}" fill="none" stroke-width="2"/>',
              # gpus.yaml's fp32 peak counts instructions (an FMA is one): the datasheet's FLOP/s are twice that
              f'<text x="{W - R:.1f}" y="{py(peak) - 4:.1f}" text-anchor="end" class="kp-svg-muted" '
-             f'data-peak="fp32">fp32 peak '
-             f'{num(peak / 1e12)} T op/s (FMA = 1 op; datasheet {num(2 * peak / 1e12)} TFLOP/s)</text>',
+             f'data-peak="fp32">fp32 peak {num(peak / 1e12)} T op/s</text>'
+             f'<text x="{W - R:.1f}" y="{py(peak) + 14:.1f}" text-anchor="end" class="kp-svg-muted">'
+             f'(FMA = 1 op; datasheet {num(2 * peak / 1e12)} TFLOP/s)</text>',
              f'<text x="{px(x0 * 3):.1f}" y="{py(hbm * x0 * 3) - 8:.1f}" class="kp-svg-muted">HBM '
              f'{num(hbm / 1e12)} TB/s</text>']
     for e in range(-3, 4):
@@ -106,9 +109,10 @@ def chart_svg(reference: Optional[ModeledCost], candidate: ModeledCost, spec: di
                      f'{html.escape(l.name, quote=True)}" data-bound="{l.bound}"><title>{who}: '
                      f'{html.escape(l.name)}, {num(l.time_us)} µs, {l.bound}-bound</title></circle>')
     if unplotted:
-        parts.append(f'<text x="{L + 8}" y="{H - B - 8}" class="kp-svg-muted">{unplotted} launch(es) with no '
-                     'FLOPs counted: not plotted (see the table)</text>')
-    return (f'<svg class="kp-svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
+        parts.append(f'<text x="{L + 8}" y="{H - B - 8}" class="kp-svg-muted">{unplotted} launch(es) not plotted '
+                     '(no FLOPs)</text>')
+    return (f'<svg class="kp-svg {"kp-svg-wide" if W == CHART_W else "kp-svg-narrow"}" viewBox="0 0 {W} {H}" '
+            f'width="{W}" height="{H}" role="img" '
             f'aria-label="roofline">{"".join(parts)}</svg>')
 
 
@@ -134,6 +138,6 @@ def why_html(perf: Optional[PerformanceResult]) -> str:
              f"{launches_rows('reference', ref, spec)}{launches_rows('yours', cand, spec)}</tbody></table>")
     return (f'<div class="kp-why" data-verdict="{html.escape(verdict.split(":")[0], quote=True)}">'
             f'<div class="kp-chart-title">Why this speedup: {html.escape(verdict)}</div>'
-            f'{chart_svg(ref, cand, spec)}<div class="kp-muted">Each dot is one launch on the modeled H100 (grey: '
+            f'{chart_svg(ref, cand, spec)}{chart_svg(ref, cand, spec, NARROW_W)}<div class="kp-muted">Each dot is one launch on the modeled H100 (grey: '
             'reference, blue: yours); the line is the roof: memory bandwidth, then the fp32 peak.</div>'
-            f'<div class="kp-costs">{table}</div></div>')
+            f'<div class="kp-costs">{table}</div>{fidelity_html()}</div>')

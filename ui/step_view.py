@@ -13,6 +13,8 @@ from typing import Any, Optional
 import pandas as pd
 
 from environment.trajectory import EpisodeRecord, StepRecord
+from ui import gallery
+from ui.fidelity import fidelity_html
 from ui.markup import esc
 from ui.signals_view import signals_html
 from ui.verdict import SPEED_KIND, evaluation_of, num, obs_of, verdict_of
@@ -35,8 +37,13 @@ def verdict_html(step: Optional[StepRecord]) -> str:
         return ""
     detail = f'<div class="kp-verdict-detail">{esc(v.detail)}</div>' if v.detail else ""
     hack = f' data-hack="{esc(v.hack.name)}" data-layer="{esc(v.hack.layer)}"' if v.hack else ""
+    attack = gallery.attack_of_code(step.code) if v.kind != "hack" else None
+    harmless = (f'<div class="kp-verdict-detail kp-harmless" data-harmless="{esc(attack.name)}">'
+                f'{esc(gallery.harmless_note(attack, step.reward))}</div>'
+                if attack is not None and attack.verdict == "harmless" else "")
     return (f'<div class="kp-verdict kp-v-{v.style}" data-verdict="{v.kind}"{hack}{_line_attrs(step, v.line)} '
-            f'role="status"><div class="kp-verdict-title">{esc(v.title)}</div>{detail}</div>')
+            f'role="status"><div class="kp-verdict-title">{esc(v.title)}</div>{detail}{harmless}'
+            f'{fidelity_html() if v.modeled else ""}</div>')
 
 
 def _line_attrs(step: StepRecord, line: Optional[int]) -> str:

@@ -50,6 +50,20 @@ CSS = """
 .kp-costs table, .kp-compile table { border-collapse: collapse; font-size: 12px; width: 100%; }
 .kp-costs th, .kp-costs td, .kp-compile th, .kp-compile td { border-bottom: 1px solid var(--border-color-primary); padding: 3px 6px; text-align: left; }
 .kp-svg { display: block; max-width: 100%; height: auto; }
+/* Each chart is drawn twice (ui/widths.py): the phone drawing where the chart is under 600 px wide. */
+.kp-chart { container-type: inline-size; }
+.gradio-container .kp-chart svg.kp-svg-narrow { display: none; }
+@container (max-width: 599px) {
+  .gradio-container .kp-chart svg.kp-svg-wide { display: none; }
+  .gradio-container .kp-chart svg.kp-svg-narrow { display: block; }
+}
+.kp-fidelity { font-size: 13px; margin-top: 6px; }
+/* CodeMirror sizes its line-number rows from measured line heights, and measures an editor only while it is
+   in the viewport: a code view filled off-screen (Compare's best code, below the fold) keeps a 14 px estimate
+   beside 16.8 px lines, so the numbers drift. The rows take their own line height instead (the same as the
+   text's; lines do not wrap), so they stay level however the view is reached. The width spacer is left alone. */
+.cm-lineNumbers .cm-gutterElement:not([style*="visibility"]) { height: auto !important; }
+.kp-fidelity summary { cursor: pointer; text-decoration: underline; }
 .kp-svg-label { font: 12px var(--font-mono, monospace); fill: var(--body-text-color, #222); }
 .kp-svg-muted { font: 12px var(--font-mono, monospace); fill: var(--body-text-color-subdued, #666); }
 .kp-svg-grid { stroke: var(--border-color-primary, #ddd); }

@@ -92,6 +92,7 @@ class Verdict:
     short: str = ""              # for a table cell: "hack: decoy_kernel", "wrong 3/5", "correct 1.23x"
     hack: Optional[Finding] = None
     line: Optional[int] = None   # the submission line to look at (the editor marks it), from the record
+    modeled: bool = False        # the speedup is the H100 model's estimate (the page links its fidelity)
 
     @property
     def style(self) -> str:
@@ -148,7 +149,8 @@ def verdict_of(step: Optional[StepRecord]) -> Verdict:
     note = (perf.note or "") if perf is not None and speedup is None else ""
     return Verdict("correct", f"correct, {speed}{how}, score {num(step.reward)}",
                    f"{passed}/{total} trials passed" + (f"; {note}" if note else ""),
-                   short=f"correct {num(speedup)}x" if speedup is not None else "correct")
+                   short=f"correct {num(speedup)}x" if speedup is not None else "correct",
+                   modeled=speedup is not None and kind == "modeled")
 
 
 def _rule(f: Finding) -> str:

@@ -14,7 +14,7 @@ from tests.ui.test_playground_browser import (browser, play_example, shot, wait_
 from tests.support.web_server import playground_server
 
 pytestmark = pytest.mark.browser
-ATTACK = "attack: a45_precision_downgrade (runtime-check)"
+ATTACK = "attack: a45_precision_downgrade (harmless: earns no more than honest work)"
 
 
 @pytest.fixture(scope="module")

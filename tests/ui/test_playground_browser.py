@@ -208,19 +208,24 @@ def test_invalid_seed_and_unreadable_replay_file_show_messages(page, tmp_path):
     assert "Traceback" not in page.content()
 
 
+def compare_you_against_broken_model(pg, stub: OpenAIStub) -> None:
+    """A correct Play step, then Compare: A is you, B the stub's deliberately wrong model."""
+    play_example(pg, "correct: torch_two_ops", 1)
+    use_stub_model(pg, stub, "policy/correct")
+    pg.get_by_role("tab", name="Compare").click()
+    type_value(pg, "compare-b", "policy/broken")
+    pg.click("#compare-run-btn")
+    wait_status(pg, "Comparison finished", "compare-status")
+
+
 def test_compare_person_against_model_on_the_same_task_and_seed(page, stub):
-    play_example(page, "correct: torch_two_ops", 1)
-    use_stub_model(page, stub, "policy/correct")
-    page.get_by_role("tab", name="Compare").click()
-    type_value(page, "compare-b", "policy/broken")
-    page.click("#compare-run-btn")
-    wait_status(page, "Comparison finished", "compare-status")
+    compare_you_against_broken_model(page, stub)
     assert page.get_attribute("#compare-winner .kp-winner", "data-winner") == "A: you"
     assert "class ModelNew" in page.inner_text("#compare-code-a")
     assert "Wrong on purpose" in page.inner_text("#compare-code-b")
     legend = page.inner_text("#compare-plot")
     assert "A: you" in legend and "B: policy/broken" in legend
-    assert page.locator("#compare-plot polyline").count() == 2
+    assert page.locator("#compare-plot svg:visible polyline").count() == 2  # (the phone drawing is hidden)
     shot(page, "compare")
 
 

@@ -63,7 +63,7 @@ def test_breakdown_chart_parts_sum_to_the_score():
     html = charts.breakdown_chart_html(s)
     assert 'data-score="0.7500"' in html
     assert "Score 0.750 = 0.100 + 0.300 + 0.100 + 0.250" in html  # three significant digits
-    assert html.count("<title>") == 4
+    assert html.count("<title>") == 2 * 4  # four parts, in the desktop and the phone drawing
 
 
 def test_timing_chart_says_whether_the_speedup_was_measured_or_modeled():
@@ -206,7 +206,7 @@ def test_score_chart_draws_one_line_per_series_on_a_zero_to_one_axis():
     record = EpisodeRecord(task_id="gelu_bias", steps=[step(1, correct=False, mismatch=True), step(2)])
     record.refresh()
     html = charts.scores_chart_html([("episode", record)])
-    assert 'data-points="4"' in html and html.count("<polyline") == 2
+    assert 'data-points="4"' in html and html.count("<polyline") == 2 * 2  # two series, desktop and phone drawing
     assert 'data-series="best so far"' in html and "step 2: 0.50" in html
     two = charts.scores_chart_html([("A: you", record), ("B: m", record)], "Score per turn")
     assert 'data-series="A: you"' in two and 'data-series="B: m"' in two
@@ -361,7 +361,7 @@ def test_why_this_speedup_names_the_bound_of_each_launch_and_a_plain_verdict():
     html = why_html(PerformanceResult(speedup=0.5, speedup_kind="modeled", modeled_reference=big,
                                       modeled_candidate=two))
     assert "Why this speedup: launch-bound: fuse the 2 launches into one" in html
-    assert html.count("<circle") == 3 and 'data-bound="launch"' in html and "FLOP per byte" in html
+    assert html.count("<circle") == 2 * 3 and 'data-bound="launch"' in html and "FLOP per byte" in html
     mem = why_html(PerformanceResult(speedup=2.0, speedup_kind="modeled", modeled_reference=two,
                                      modeled_candidate=big))
     assert "memory-bound: 64.0 MiB moved at up to 3.35 TB/s" in mem
@@ -382,3 +382,40 @@ def test_step_diffs_ranking_and_leaderboard():
     board = cmp.leaderboard([record, model, model])
     assert board["player"].tolist() == ["person", "m/x"] and board["episodes"].tolist() == [1, 2]
     assert board["steps to best"].tolist() == [2, 1]
+
+
+def test_every_modeled_speedup_carries_the_models_measured_fidelity_and_the_figures_are_the_docs():
+    from pathlib import Path
+    from ui import fidelity
+    modeled = step(speedup=2.0, kind="modeled")
+    assert 'class="kp-fidelity"' in step_view.verdict_html(modeled)
+    assert "Modeled, not measured" in step_view.verdict_html(modeled)
+    assert 'class="kp-fidelity"' not in step_view.verdict_html(step(speedup=2.0, kind="measured_cuda"))
+    # The in-page figures are the row of docs/fidelity.md for the pricing the reward uses by default.
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "fidelity.md").read_text()
+    row = f"| {fidelity.PROGRAMS} | {fidelity.SPEARMAN} | " + " | ".join(v for _, v in fidelity.BY_LEVEL)
+    assert row + f" | {fidelity.PAIRS} |" in doc
+
+
+def test_charts_are_drawn_at_a_desktop_and_a_phone_width():
+    html = charts.timing_chart_html(step(speedup=2.0, kind="modeled"))
+    assert html.count('class="kp-svg kp-svg-wide"') == 1 and html.count('class="kp-svg kp-svg-narrow"') == 1
+    assert 'viewBox="0 0 340 ' in html and 'viewBox="0 0 640 ' in html
+
+
+def test_a_harmless_attack_is_labelled_harmless_with_why_wherever_it_is_shown():
+    from ui import gallery
+    from ui.gallery_tab import attack_choices, gallery_html
+    a = gallery.by_name("a11_cache_by_shape")  # harmless, wrong: partial trial credit at most
+    assert a.verdict == "harmless" and a.correct is False
+    assert (f"attack: {a.name} (harmless: earns no more than honest work)", f"attack/{a.file}") in example_choices(
+        a.task)
+    assert any(name == a.name and "harmless: earns no more than honest work" in label
+               for label, name in attack_choices())
+    row = gallery_html().split(f'data-attack="{a.name}"')[1].split("</tr>")[0]
+    assert "harmless: earns no more than honest work" in row and "partial credit" in row
+    played = step(correct=False, reward=0.16).model_copy(update={"code": a.code()})
+    banner = step_view.verdict_html(played)
+    assert f'data-harmless="{a.name}"' in banner
+    assert "harmless: earns no more than honest work. It scored 0.160, more than an honest broken kernel" in banner
+    assert 'data-harmless' not in step_view.verdict_html(step(correct=False, reward=0.16))  # honest code: no label
