@@ -341,6 +341,9 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
     """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can."""
     shape = gpu.shape
     if head.sampled_error:
+        if head.sampled_error.startswith("MemoryError"):  # what the programs store outgrew what the sampler holds
+            return None, (f"{MODEL_LIMIT}: the sampled programs store more elements at the GPU shape than the "
+                          "interpreter can track (a few programs doing the whole grid's work)")
         return None, f"its replay failed ({head.sampled_error[:300]})"
     report = head.sampled_report or {}
     if report.get("tainted_launches"):

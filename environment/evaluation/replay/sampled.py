@@ -257,9 +257,10 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             except ProgramTooLong:
                 claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
                 raise RuntimeError(
-                    f"{MODEL_LIMIT}: a program of {executor.fn.__name__}{claimed} ran past {PROGRAM_ACCESSES} memory "
-                    "instructions at the GPU shape; the interpreter runs programs one at a time, so a program that "
-                    "claims tiles while others do claims them all, and one doing thousands of tiles takes too long") from None
+                    f"{MODEL_LIMIT}: a program of {executor.fn.__name__}{claimed} ran past {sink.launch.access_budget} "
+                    "memory instructions at the GPU shape; the interpreter runs programs one at a time, so a program "
+                    "that claims tiles while others do claims them all, and one doing thousands of tiles takes too "
+                    "long") from None
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
