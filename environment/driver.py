@@ -32,13 +32,24 @@ def submission_of(text: Optional[str], error: Optional[str] = None) -> tuple[Opt
     parsed = parse_reply(text)
     if parsed.code is None:
         return None, parsed.error
-    why = oversized(parsed.code)
+    why = unsendable(parsed.code)
     return (None, why) if why else (parsed.code, None)
+
+
+def unsendable(code: str) -> Optional[str]:
+    """Why ``code`` cannot be sent as a KernelAction (the player's error), or None: text that is not valid
+    UTF-8 (a lone surrogate), or over the size limit."""
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (f"the code is not valid UTF-8 text (an unpaired surrogate at character {e.start}): "
+                "paste it again as plain text (no turn was used)")
+    return oversized(code)
 
 
 def oversized(code: str) -> Optional[str]:
     """Why ``code`` is too large to submit (the player's error), or None."""
-    size = len(code.encode("utf-8"))
+    size = len(code.encode("utf-8", "surrogatepass"))
     if size <= MAX_CODE_BYTES:
         return None
     return (f"the code is {size / 1024:.0f} KiB; a submission may be at most {MAX_CODE_BYTES // 1024} KiB: "

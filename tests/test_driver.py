@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from environment.driver import PLAYER_RETRIES, EpisodeMemory, oversized, submission_of
+from environment.driver import PLAYER_RETRIES, EpisodeMemory, oversized, submission_of, unsendable
 from environment.models import MAX_CODE_BYTES
 
 
@@ -76,3 +76,10 @@ def test_a_memory_replayed_from_stored_steps_asks_what_the_episode_would_have_as
     again = EpisodeMemory.replayed(fresh, steps)
     assert (again.best_code, again.best_score, again.last_code, len(again.stepped)) == ("good", 0.7, "worse", 2)
     assert again.messages() == played.messages()
+
+
+def test_text_that_is_not_utf8_is_the_players_error_named_before_the_wire():
+    code = "class ModelNew:\n    s = '\udc80'\n"
+    none, why = submission_of(f"```python\n{code}```")
+    assert none is None and why.startswith("the code is not valid UTF-8 text (an unpaired surrogate at character 25)")
+    assert unsendable("class ModelNew: pass\n") is None and unsendable("#" * (300 * 1024)) == oversized("#" * (300 * 1024))

@@ -8,6 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from environment import KernelAction, KernelEnv
 from inference import LocalServer
@@ -112,8 +113,6 @@ def test_finish_ends_the_episode_and_further_steps_are_refused(env):
 
 BAD_INPUTS = {
     "empty": ("", "The submission is empty"),
-    "oversized": ("#" * (256 * 1024 + 10), "byte limit"),
-    "non_utf8": ("x = '\udc80'\n", "not valid UTF-8"),
     "syntax_error": ("class ModelNew(:\n", "SyntaxError at line 1"),
     "no_model_new": (HEADER + "class Other(nn.Module):\n    pass\n", "No top-level class ModelNew"),
     "wrong_signature": (body("return x").replace("def forward(self, x, bias)", "def forward(self, x)"),
@@ -135,8 +134,25 @@ def test_bad_input_becomes_an_observation_with_the_cause(env, name):
     assert obs.correct is False or obs.correct is None
     assert expected in obs.feedback, obs.feedback
     assert obs.error and obs.score <= 0.4
-    if name in ("empty", "oversized", "non_utf8", "syntax_error", "no_model_new", "wrong_signature"):
+    if name in ("empty", "syntax_error", "no_model_new", "wrong_signature"):
         assert obs.compiled is False and obs.score == 0.0
+
+
+REFUSED_ON_THE_WIRE = {
+    # KernelAction.code is a str of at most MAX_CODE_BYTES characters: the action itself cannot be built, so
+    # nothing reaches the harness and no turn is spent (the server refuses the same frame with VALIDATION_ERROR)
+    "oversized": ("#" * (256 * 1024 + 10), "at most 262144 characters"),
+    "non_utf8": ("x = '\udc80'\n", "unable to parse raw data as a unicode string"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_ON_THE_WIRE))
+def test_input_the_wire_refuses_names_its_cause_and_spends_no_turn(env, name):
+    code, expected = REFUSED_ON_THE_WIRE[name]
+    turn = env.state().turn
+    with pytest.raises(ValidationError, match=expected):
+        KernelAction(code=code)
+    assert env.state().turn == turn
 
 
 def test_the_server_keeps_serving_after_every_bad_input(env):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from environment.agent import summarize_action
-from environment.driver import EpisodeMemory, oversized
+from environment.driver import EpisodeMemory, unsendable
 from environment.client import KernelEnv
 from environment.models import KernelAction, KernelObservation
 from environment.trajectory import EpisodeRecord, StepRecord, env_version, step_record
@@ -154,7 +154,7 @@ class EpisodeHandle:
         self._check_running()
         if not code or not code.strip():
             raise PlayError("the editor is empty: write ModelNew (or load the demo solution) first")
-        too_large = oversized(code)
+        too_large = unsendable(code)
         if too_large:  # the player's error: no turn used, the episode goes on
             raise PlayError(too_large)
         n = len(self.record.steps) + 1

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from environment.agent import SYSTEM_PROMPT, build_messages, feedback_message, summarize_action, summarize_step
 from environment.client import KernelEnv
-from environment.driver import oversized
+from environment.driver import unsendable
 from environment.models import KernelAction, KernelObservation
 from environment.training.reward_rule import episode_reward
 from environment.trajectory import EpisodeRecord, Message, export_rows, env_version, step_record
@@ -181,7 +181,7 @@ class KernelToolEnv:
             return "The episode is over: no more submissions are accepted."
         if self._error:
             return f"The environment failed earlier in this episode ({self._error}); no more submissions are judged."
-        too_large = oversized(str(code))
+        too_large = unsendable(str(code))
         if too_large:  # the model's error, refused before the wire (KernelAction.code has a max_length)
             return f"Not submitted: {too_large}."
         t0 = time.monotonic()
