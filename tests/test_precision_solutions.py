@@ -39,5 +39,5 @@ def test_a_bf16x3_split_is_judged_on_its_precision():
     assert not result.correct and not result.hacked and F.OUTPUT_NOT_TENSOR not in result.flags
     assert c.trials_passed >= 1  # the products are right: before, bit patterns multiplied gave ~1e11 everywhere
     assert c.mismatch.mismatched < 0.01 * c.mismatch.total  # a few elements where ~16 bits fall short
-    assert c.mismatch.mean_abs_error < 1e-2
+    # (no bound on the mean error: on an extreme trial the few elements off can be off by ~100, a mean of ~0.2)
     assert 0.10 < total < 0.50
