@@ -11,6 +11,7 @@ import pytest
 
 from environment import signals
 from environment.env import KernelEnvironment
+from environment.evaluation.performance import stats
 from environment.evaluation.result import (CorrectnessResult, EvalResult, LaunchCost, LoadResult, ModeledCost,
                                            PerformanceResult, StaticResult, TimingStats)
 from environment.models import KernelAction
@@ -19,41 +20,20 @@ from environment.rubric import score
 from environment.signals import judge, measured, physics, share, static_signal
 from environment.signals.static_rules import scan
 from environment.tasks import get_task
+from environment.tasks.kernelbench import reference_as_submission
 from tests.redteam.expected import EXPECTED
 from tests.support.openai_stub import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "redteam" / "attacks"
-# Attacks no static rule catches (the README's table says which other layer or signal does).
+# Attacks no static rule catches, and why none can (docs/signals.md): a01 is the reference's own ops, which the
+# reference-as-submission is too (honest by contract: parity credit only); a181 and a182 are plain PyTorch calls,
+# as the shipped torch_* solutions are: only their price is wrong, which the model's aten table decides, and on a
+# CUDA host the measured_vs_modeled signal.
 STATIC_MISSES = {
-    "a01_reference_ops_copy.py", "a100_replayjob_tensor_meta_overflow.py", "a101_narrow_view_hides_reads.py",
-    "a102_narrow_view_rmsnorm.py", "a106_mixed_skip_own_allocation.py", "a107_nested_constant_literal.py",
-    "a109_all_interior_skip_flash.py", "a111_shrunk_output_view_matmul.py", "a112_shrunk_output_view_flash.py",
-    "a113_coverage_summed_over_copy_launches.py", "a115_coverage_summed_flash.py",
-    "a116_coverage_slack_rows_skipped_rmsnorm.py", "a117_line_slack_dodged_by_2d_grid_shape_rmsnorm.py",
-    "a118_line_slack_loosened_by_extra_2d_launch_rmsnorm.py", "a119_zeros_like_fill_stands_for_skipped_rows_rmsnorm.py",
-    "a120_rows_skipped_in_edge_position_programs_rmsnorm.py", "a12_mutate_inputs.py",
-    "a150_unsupported_language_dodge.py", "a35_connect_server_port.py", "a36_connect_port_landlock.py",
-    "a67_kernel_body_numpy.py", "a74_constant_side_effect.py", "a76_combine_fn_uncounted.py",
-    "a78_combine_fn_cross_entropy.py", "a79_deep_constant_expression.py", "a80_deep_kernel_expression.py",
-    "a81_aten_op_without_flops.py", "a84_rebuild_typeerror.py", "a85_replayer_header_overflow.py",
-    "a86_replayjob_frame_overflow.py", "a88_compile_error_says_permissionerror.py", "a95_cheap_where_estimated.py",
-    "a99_compile_worker_fatal.py",
-    # state prepared outside the counted call: honest-looking kernels; the replay's poisoning catches them
-    "a160_state_zeroed_in_init_single_launch.py", "a161_state_in_registered_buffers.py",
-    "a163_state_zeroed_in_forward_is_charged.py",
-    # a list with a stand-in past the scanned elements: a wrong answer, never read; no rule names it
-    "a171_stand_in_past_the_scanned_elements.py",
-    # pricing attacks inside honest-looking kernels and aten ops: the model and the sample price or void them
-    "a180_split_k_work_in_one_interior_split.py",
+    "a01_reference_ops_copy.py",
     "a181_group_norm_priced_as_one_pass_layernorm.py",
     "a182_softmax_over_dim0_of_transpose.py",
-    "a183_model_limit_forced_by_long_programs_rmsnorm.py",
-    "a184_work_only_at_public_line_positions_rmsnorm.py",
-    # state that survives a fixed poison, or is overwritten by a metadata op: the replay charges or voids it
-    "a190_state_survives_the_fixed_poison.py", "a192_state_overwritten_by_a_metadata_op.py",
-    # a program told apart by the model shape: the counted call's own verdict catches it
-    "a191_priced_shape_tf32_passes_harder_families.py",
 }
 
 
@@ -71,6 +51,23 @@ def test_no_static_rule_fires_on_a_shipped_solution(path):
     """No rule fires on honest code; on a shipped wrong solution only the rule that names its real fault."""
     expected = RULES_ON_WRONG.get(f"{path.parts[-4]}/{path.parent.name}/{path.stem}", set())
     assert set(scan(path.read_text(), get_task(path.parts[-4]).reference_code)) == expected
+
+
+KERNELBENCH = ROOT.parent / "shared" / "kernelbench"  # beside the clone, as tests/test_kernelbench_suite.py has it
+HONEST = sorted((ROOT / "tests" / "honest_styles").glob("*__*.py"))
+
+
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: p.stem)
+def test_no_static_rule_fires_on_an_honest_style(path):
+    assert scan(path.read_text(), get_task(path.stem.split("__")[0]).reference_code) == {}
+
+
+def test_no_static_rule_fires_on_the_reference_as_a_submission():
+    """Every task's reference, and every KernelBench file found beside the clone, submitted as itself."""
+    refs = [p.read_text() for p in sorted((ROOT / "environment" / "tasks" / "problems").glob("*/reference.py"))]
+    refs += [p.read_text() for p in sorted(KERNELBENCH.glob("level*/*.py"))]
+    fired = {i: hits for i, ref in enumerate(refs) if (hits := scan(reference_as_submission(ref), ref))}
+    assert len(refs) >= 13 and not fired, fired
 
 
 # Shipped wrong solutions whose fault a static rule names: bf16 operands on an fp32 contract are what makes them
@@ -91,7 +88,7 @@ def test_every_claimed_attack_gets_a_static_disagreement():
         elif static_signal.signal(task, code, _clean(expect.task)).verdict != "disagree":
             missed.append(name)
     assert not missed, missed
-    assert len(EXPECTED) - len(STATIC_MISSES) >= 95
+    assert len(EXPECTED) - len(STATIC_MISSES) >= 148
 
 
 def test_a_flagged_hack_makes_the_static_signal_agree():
@@ -132,12 +129,37 @@ def test_own_kernel_share_disagrees_with_a_speedup_made_of_library_calls():
     assert own.verdict == "agree" and own.value == 0.5
 
 
-def test_measured_against_modeled_abstains_on_cpu_and_disagrees_when_the_clock_and_model_part():
-    assert measured.signal(_clean(**_modeled(30.0))).verdict == "abstain"
-    far = _clean(backend="cuda", speedup=8.0, speedup_kind="measured_cuda", model_shape_speedup=1.0)
-    near = _clean(backend="cuda", speedup=1.5, speedup_kind="measured_cuda", model_shape_speedup=1.2)
-    assert measured.signal(far).verdict == "disagree" and measured.signal(far).value == 8.0
-    assert measured.signal(near).verdict == "agree"
+def _cuda_record(task_id: str, ref_ms: float, cand_ms: float, **modeled) -> EvalResult:
+    """A record as performance.measure makes it on a CUDA host: per-round times (ms) through its own stats(),
+    the measured speedup their medians' ratio, no modeled candidate (the model runs on CPU hosts only)."""
+    ref, cand = stats([ref_ms * f / 1e3 for f in (1.0, 1.02, 0.99)]), stats([cand_ms * f / 1e3 for f in (1.0, 1.01, 0.98)])
+    return _clean(task_id, backend="cuda", speedup=ref.median_ms / cand.median_ms, speedup_kind="measured_cuda",
+                  reference=ref, candidate=cand, note="Measured on the GPU by the trusted evaluator's clock", **modeled)
+
+
+def test_measured_against_modeled_abstains_on_cpu_and_compares_the_clock_with_the_models_ceiling_on_cuda():
+    task = get_task("gelu_bias")
+    assert measured.signal(task, _clean(**_modeled(30.0))).verdict == "abstain"
+    ref_us, floor, most = measured.ceiling(task, measured.timing_shape(task))
+    assert measured.timing_shape(task) == {"M": 8192, "N": 8192} and 1.5 < most < 3  # x + bias, then gelu: 2 passes
+    # an honest fused kernel near the floor against a reference near its modeled time: inside the ceiling
+    honest = measured.signal(task, _cuda_record("gelu_bias", ref_ms=ref_us * 1.3 / 1e3, cand_ms=floor * 1.4 / 1e3))
+    assert honest.verdict == "agree" and honest.value < 1 and "ceiling" in honest.why
+    # a reference clock slowed 10x (or the candidate's work moved off the clock): a speedup no kernel reaches
+    slowed = _cuda_record("gelu_bias", ref_ms=ref_us * 13 / 1e3, cand_ms=floor * 1.4 / 1e3)
+    s = measured.signal(task, slowed)
+    assert s.verdict == "disagree" and s.value > measured.RATIO_LIMIT and "past what the model credits" in s.why
+    assert score(slowed)[0] > 0.9  # the main verdict alone credits it; the disagreement is flagged, not scored
+    assert s in [x for x in signals.compute(task, "", slowed) if x.name == measured.NAME]
+    # the causal attention reference materialises S x S scores: its ceiling is far higher, 9x there is honest
+    attn = get_task("causal_attention")
+    a_ref, a_floor, a_most = measured.ceiling(attn, measured.timing_shape(attn))
+    assert a_most > 10 and measured.signal(attn, _cuda_record("causal_attention", a_ref / 1e3, a_ref / 9e3)).verdict \
+        == "agree"
+    # a record that carries the model's own speedup is compared with it, both ways
+    far = _cuda_record("gelu_bias", 8.0, 1.0, model_shape_speedup=1.0)
+    near = _cuda_record("gelu_bias", 1.5, 1.0, model_shape_speedup=1.2)
+    assert measured.signal(task, far).verdict == "disagree" and measured.signal(task, near).verdict == "agree"
 
 
 def test_llm_judge_is_off_by_default_and_speaks_through_an_openai_compatible_url(monkeypatch):
@@ -218,4 +240,4 @@ def test_launch_heuristics_and_an_early_exit_are_not_size_branches():
     assert scan(HONEST_HEURISTICS) == {}
     special = HONEST_HEURISTICS.replace("BLOCK = 4096 if n > 65536 else 1024", "BLOCK = 4096 if n > (1 << 20) else 1024")
     corner = HONEST_HEURISTICS.replace("if pid * BLOCK >= n:", "if pid == 0:")
-    assert list(scan(special)) == ["size_branch"] and list(scan(corner)) == ["size_branch"]
+    assert list(scan(special)) == ["size_branch"] and list(scan(corner)) == ["program_position"]

@@ -18,7 +18,7 @@ from environment.signals import judge, measured, physics, share, static_signal
 
 def compute(task, code: str, result: EvalResult) -> list[Signal]:
     out = [static_signal.signal(task, code, result), physics.signal(task, result), share.signal(result),
-           measured.signal(result)]
+           measured.signal(task, result)]
     verdict = judge.signal(task, code, result)
     if verdict is not None:
         out.append(verdict)
