@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,10 @@ from tests.redteam.expected import EXPECTED, OPEN_GAPS  # noqa: E402
 MERGE = ((r"GPU-shape|issue.17|red team [3-6]|rebuild emits|written_elements|flash-attention|coverage|occupancy|"
           r"aten fill|position classes", "GPU-shape pricing"),
          (r"red team [78]", "measured timing"),
+         (r"red team 23b", "PyTorch op and launch pricing"),
+         (r"red team h23a", "library switches, precision, stand-ins"),
+         (r"state|scratch|a190|not a hack", "state kept across calls"),
+         (r"one program for the trials|model shape still", "one program for the trials, another for the price"),
          (r"class [234]|trusted cost|review of the replay", "trusted cost accounting (replay)"))
 
 
@@ -32,8 +37,8 @@ def classes() -> dict[str, str]:
     for line in (ROOT / "tests" / "redteam" / "expected.py").read_text().splitlines():
         comment = re.match(r"^    # (.*)", line)
         if comment:
-            if fresh:
-                current = re.sub(r"\s*\(.*$|:.*$", "", comment.group(1)).strip()
+            if fresh:  # a block opening with "(" continues the class above
+                current = re.sub(r"\s*\(.*$|:.*$", "", comment.group(1)).strip() or current
             fresh = False
             continue
         fresh = True
@@ -64,14 +69,16 @@ def main() -> None:
     for name, cls, main, hits, signal in rows():
         table.setdefault(cls, []).append((name, main, hits, signal))
     print("| attack class | attacks | main verdict flags (score 0) | static rules disagree (main: no hack flag) "
-          "| static rules agree (main flags too) | no static rule fires |\n|---|---|---|---|---|---|")
+          "| static rules agree (main flags too) | rules that fire (attacks) | no static rule fires |\n"
+          "|---|---|---|---|---|---|---|")
     for cls, items in table.items():
         flagged = sum(m.startswith("flag") for _, m, _, _ in items)  # noqa: F841
         dis = [n.split("_")[0] for n, _, _, s in items if s == "disagree"]
         agr = sum(s == "agree" for *_, s in items)
         miss = [n.split("_")[0] for n, _, h, _ in items if not h]
+        fired = Counter(rule for _, _, h, _ in items for rule in h)
         print(f"| {cls} | {len(items)} | {flagged} | {len(dis)}{' (' + ', '.join(dis) + ')' if dis else ''} | {agr} "
-              f"| {', '.join(miss) or '-'} |")
+              f"| {', '.join(f'{r} ({c})' for r, c in fired.most_common())} | {', '.join(miss) or '-'} |")
 
 
 if __name__ == "__main__":

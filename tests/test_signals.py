@@ -35,6 +35,8 @@ STATIC_MISSES = {
     "a181_group_norm_priced_as_one_pass_layernorm.py",
     "a182_softmax_over_dim0_of_transpose.py",
 }
+# Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
+NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py"}
 
 
 def _clean(task_id="gelu_bias", **perf) -> EvalResult:
@@ -82,13 +84,13 @@ def test_every_claimed_attack_gets_a_static_disagreement():
     missed = []
     for name, expect in sorted(EXPECTED.items()):
         task, code = get_task(expect.task), (ATTACKS / name).read_text()
-        if name in STATIC_MISSES:
+        if name in STATIC_MISSES or name in NOT_HACKS:
             hits = scan(code, task.reference_code)
-            assert not hits, f"{name} is caught now: take it off STATIC_MISSES and the README's table ({hits})"
+            assert not hits, f"{name}: {hits} (caught now? take it off STATIC_MISSES and docs/signals.md's table)"
         elif static_signal.signal(task, code, _clean(expect.task)).verdict != "disagree":
             missed.append(name)
     assert not missed, missed
-    assert len(EXPECTED) - len(STATIC_MISSES) >= 148
+    assert len(EXPECTED) - len(STATIC_MISSES) - len(NOT_HACKS) >= 147
 
 
 def test_a_flagged_hack_makes_the_static_signal_agree():

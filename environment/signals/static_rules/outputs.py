@@ -13,6 +13,7 @@ SUBCLASS = re.compile(r"__torch_function__|__torch_dispatch__|_make_subclass|as_
 TENSOR_METHODS = {"detach", "clone", "cpu", "numpy", "__getattr__", "__array__", "float", "contiguous", "view",
                   "__torch_function__", "__torch_dispatch__", "__float__", "__iter__", "__len__", "__index__",
                   "__array_interface__"}
+WORKSPACE = {"empty", "empty_like", "new_empty", "empty_strided"}
 HOST_COPY = re.compile(r"\.(numpy|tolist|cpu)\s*\(")
 
 
@@ -71,10 +72,13 @@ def host_copy(src: Source) -> list[tuple[int, str]]:
 
 
 def stateful_forward(src: Source) -> list[tuple[int, str]]:
-    """forward stores into self (a memo of outputs, a call counter): results that depend on history."""
+    """forward stores into self (a memo of outputs, a call counter): results that depend on history. A fresh
+    uninitialised workspace kept for the next call (self.ws = torch.empty(...)) holds no result and stays quiet."""
     fwd = forward_of(src.tree, "ModelNew") if src.tree is not None else None
     hits = []
     for n in ast.walk(fwd) if fwd is not None else ():
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and call_name(n.value) in WORKSPACE:
+            continue
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
         for t in targets:
             root = t
@@ -121,7 +125,8 @@ def code_at_definition(src: Source) -> list[tuple[int, str]]:
 def _init_tensors(cls: ast.ClassDef) -> set[str]:
     """self attributes __init__ makes as fresh tensors (zeros, empty, ...) or registers as buffers."""
     out = set()
-    for n in ast.walk(cls):
+    init = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"]
+    for n in (n for f in init for n in ast.walk(f)):
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and call_name(n.value) in CONSTANT_CALLS:
             out |= {t.attr for t in n.targets if isinstance(t, ast.Attribute) and root_name(t) == "self"}
         if isinstance(n, ast.Call) and call_name(n) == "register_buffer" and n.args and \
