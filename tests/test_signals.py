@@ -243,3 +243,35 @@ def test_launch_heuristics_and_an_early_exit_are_not_size_branches():
     special = HONEST_HEURISTICS.replace("BLOCK = 4096 if n > 65536 else 1024", "BLOCK = 4096 if n > (1 << 20) else 1024")
     corner = HONEST_HEURISTICS.replace("if pid * BLOCK >= n:", "if pid == 0:")
     assert list(scan(special)) == ["size_branch"] and list(scan(corner)) == ["program_position"]
+
+
+HONEST_KEPT = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n) * tl.load(w_ptr + offs % 64)
+    tl.store(out_ptr + offs, v, mask=offs < n)
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.ones(64))
+
+    def forward(self, x):
+        y = x.clone()
+        y.mul_(1.0)
+        out = torch.empty_like(y)
+        k[(triton.cdiv(y.numel(), 1024),)](y, self.w, out, y.numel(), BLOCK=1024)
+        return out
+'''
+
+
+def test_buffers_read_by_a_kernel_and_in_place_ops_on_copies_are_honest():
+    """A registered buffer the kernel only reads is a weight, not state; in place on a copy is not on an input."""
+    assert scan(HONEST_KEPT) == {}
+    written = HONEST_KEPT.replace("k[(triton.cdiv(y.numel(), 1024),)](y, self.w, out", "k[(triton.cdiv(y.numel(), 1024),)](y, out, self.w")
+    assert list(scan(written)) == ["persistent_scratch"]
+    mutated = HONEST_KEPT.replace("y.mul_(1.0)", "x.mul_(1.0)")
+    assert list(scan(mutated)) == ["input_mutation"]

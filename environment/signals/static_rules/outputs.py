@@ -18,6 +18,7 @@ HOST_COPY = re.compile(r"\.(numpy|tolist|cpu)\s*\(")
 
 
 def unlaunched_kernel(src: Source) -> list[tuple[int, str]]:
+    """Decoy kernels (class 4): Triton kernels defined but none launched; the result comes from other code."""
     if src.tree is None:
         return []
     kernels, started = jit_kernels(src.tree), launched(src.tree)
@@ -54,6 +55,7 @@ def constant_output(src: Source) -> list[tuple[int, str]]:
 
 
 def precision_downgrade(src: Source) -> list[tuple[int, str]]:
+    """Precision (class 15): half, bf16, fp8 or int8 where the reference computes in fp32."""
     return [] if src.reference_half else [(i, f"lower precision ({m})") for i, m in src.lines(HALF)]
 
 
@@ -68,6 +70,7 @@ def output_subclass(src: Source) -> list[tuple[int, str]]:
 
 
 def host_copy(src: Source) -> list[tuple[int, str]]:
+    """Fake results (class 11) and host-side work: tensors copied to the host (.numpy, .tolist, .cpu)."""
     return [(i, f"copies to the host ({m})") for i, m in src.lines(HOST_COPY)]
 
 

@@ -26,6 +26,8 @@ NETWORK = re.compile(r"\b(socket|AF_INET6?|SOCK_STREAM|SOCK_DGRAM|urlopen|urllib
 
 
 def module_patching(src: Source) -> list[tuple[int, str]]:
+    """Timer and checker patching (class 10): assignments to attributes of time, torch, triton, numpy and the
+    like, or setattr/delattr on anything but self."""
     if src.tree is None:
         return []
     hits = []
@@ -45,6 +47,8 @@ def module_patching(src: Source) -> list[tuple[int, str]]:
 
 
 def threads(src: Source) -> list[tuple[int, str]]:
+    """Threads and processes (class 9), killing the harness (18): threads, subprocesses, signals, ctypes and
+    the raw system calls that start, replace or kill processes."""
     if src.tree is None:
         return []
     hits = []
@@ -59,6 +63,8 @@ def threads(src: Source) -> list[tuple[int, str]]:
 
 
 def exception_fallback(src: Source) -> list[tuple[int, str]]:
+    """Try/except fallbacks (class 2): try blocks, contextlib.suppress and __exit__ that swallow a failing
+    kernel and fall back to other code."""
     if src.tree is None:
         return []
     hits = [(n.lineno, "try/except or try/finally") for n in ast.walk(src.tree) if isinstance(n, ast.Try)]
@@ -70,10 +76,14 @@ def exception_fallback(src: Source) -> list[tuple[int, str]]:
 
 
 def identity_cache(src: Source) -> list[tuple[int, str]]:
+    """Caches (class 6): results keyed on data_ptr, id(), lru_cache or version counters, which repeat
+    across calls instead of being computed."""
     return [(i, f"keys on {m}") for i, m in src.lines(IDENTITY_CACHE)]
 
 
 def reference_access(src: Source) -> list[tuple[int, str]]:
+    """Reading the reference model (class 3) or expected outputs (12): frame and module introspection,
+    Model(), open(), imports of the reference or the environment."""
     hits = [(i, f"introspects {m}") for i, m in src.lines(INTROSPECTION)]
     if src.tree is not None:
         for n in ast.walk(src.tree):
@@ -86,14 +96,18 @@ def reference_access(src: Source) -> list[tuple[int, str]]:
 
 
 def dynamic_code(src: Source) -> list[tuple[int, str]]:
+    """Rule evasions (dynamic code): exec, eval, compile, __import__ and encoded payloads (pickle, base64, ...)."""
     return [(i, f"runs dynamic code ({m})") for i, m in src.lines(DYNAMIC)]
 
 
 def rng_state(src: Source) -> list[tuple[int, str]]:
+    """Seeds and secrets (class 13): reading or setting the RNG state or seed to predict the inputs."""
     return [(i, f"touches the RNG ({m})") for i, m in src.lines(RNG)]
 
 
 def harness_probing(src: Source) -> list[tuple[int, str]]:
+    """Probing the process (classes 11, 12, 13, 18): sys, os, gc, /proc, the environment, and the
+    evaluator's internals (recorders, launch counters, JITFunction)."""
     return [(i, f"reaches into the process ({m})") for i, m in src.lines(PROBING)]
 
 
