@@ -154,13 +154,14 @@ def combine_memory(src: Source) -> list[tuple[int, str]]:
 
 def module_constants(src: Source) -> list[tuple[int, str]]:
     """Module-level names bound more than once (what a kernel sees differs from the first definition) or
-    computed by calling one of the submission's own functions at import (code run where constants are
-    rebuilt)."""
+    computed by calling one of the submission's own functions at import where a kernel reads the constant as a
+    global or it is wrapped in tl.constexpr (code run where the compiler's constants are rebuilt). A host-side
+    constant (NUM_SMS = _num_sms(), passed to the kernel as an argument) is quiet."""
     if src.tree is None:
         return []
     own = {n.name for n in src.tree.body if isinstance(n, ast.FunctionDef)
            and not any(is_jit(d) for d in n.decorator_list)}
-    seen, hits, honest = set(), [], _rebound(src.reference)
+    seen, hits, honest, kernel_globals = set(), [], _rebound(src.reference), _kernel_globals(src.tree)
     for n in src.tree.body:
         if not isinstance(n, (ast.Assign, ast.AnnAssign)):
             continue
@@ -169,6 +170,19 @@ def module_constants(src: Source) -> list[tuple[int, str]]:
         hits += [(n.lineno, f"rebinds the module constant {x}") for x in names if x in seen and x not in honest]
         seen |= set(names)
         if n.value is not None and mentions(n.value, own) and any(
-                isinstance(c, ast.Call) and call_name(c) in own for c in ast.walk(n.value)):
+                isinstance(c, ast.Call) and call_name(c) in own for c in ast.walk(n.value)) and (
+                set(names) & kernel_globals or mentions(n.value, {"constexpr"})):
             hits.append((n.lineno, f"a module constant computed by the submission's {ast.unparse(n.value)[:40]}"))
     return hits
+
+
+def _kernel_globals(tree: ast.Module) -> set[str]:
+    """Names a kernel body reads that are not its parameters: module constants the compiler (and a compile worker
+    that rebuilds the module) evaluates."""
+    out = set()
+    for k in kernel_defs(tree):
+        local = {a.arg for a in k.args.args} | {e.id for e in ast.walk(k) if isinstance(e, ast.Name)
+                                                and isinstance(e.ctx, ast.Store)}
+        out |= {e.id for e in ast.walk(k) if isinstance(e, ast.Name) and isinstance(e.ctx, ast.Load)
+                and e.id not in local}
+    return out

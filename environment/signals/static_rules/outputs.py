@@ -28,12 +28,16 @@ def unlaunched_kernel(src: Source) -> list[tuple[int, str]]:
 
 
 def reference_ops_beside_kernels(src: Source) -> list[tuple[int, str]]:
-    """Every compute call of the reference is also called by the candidate, which defines Triton kernels."""
+    """Every compute call of the reference is also called by the candidate, which defines Triton kernels. A bare
+    call of a function the submission defines itself (a @triton.jit helper named silu, a host wrapper named
+    softmax) is its own code, not the library's op; torch.softmax, F.silu or x.softmax still count."""
     if src.tree is None or not src.reference_ops or not jit_kernels(src.tree):
         return []
+    own = {n.name for n in ast.walk(src.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     calls = {}
     for c in ast.walk(src.tree):
-        if isinstance(c, ast.Call) and (name := call_name(c)) in src.reference_ops:
+        if isinstance(c, ast.Call) and (name := call_name(c)) in src.reference_ops and not (
+                isinstance(c.func, ast.Name) and c.func.id in own):
             calls.setdefault(name, c.lineno)
     if set(calls) == src.reference_ops:
         return [(min(calls.values()), f"calls the reference's own ops ({', '.join(sorted(calls))}) beside its kernels")]

@@ -26,11 +26,28 @@ def _size_names(cls: ast.ClassDef) -> set[str]:
     return names
 
 
-def _host_special_case(c: ast.Compare, sizes: set[str]) -> bool:
+def _literal(x: ast.AST) -> bool:
+    """A literal operand: a constant, or a tuple holding one ((127, 257)); a tuple of sizes ((x.shape[1],)) is not."""
+    return isinstance(x, ast.Constant) or (isinstance(x, ast.Tuple) and any(isinstance(e, ast.Constant)
+                                                                             for e in x.elts))
+
+
+def _divisibility(c: ast.Compare, asserted: bool) -> bool:
+    """``a % b == 0``: a divisibility requirement. Quiet when b is not a literal (one size divides another:
+    HQ % HKV == 0) or when it is asserted (an assert only fails; it never picks another program). A branch on
+    ``N % 1024 == 0`` still tells a GPU shape from odd trial shapes and stays a special case."""
+    if len(c.ops) != 1 or not isinstance(c.ops[0], (ast.Eq, ast.NotEq)):
+        return False
+    mod, zero = (c.left, c.comparators[0]) if isinstance(c.left, ast.BinOp) else (c.comparators[0], c.left)
+    return (isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod) and int_literal(zero) == 0
+            and (asserted or int_literal(mod.right) is None))
+
+
+def _host_special_case(c: ast.Compare, sizes: set[str], asserted: bool = False) -> bool:
     if not mentions(c, sizes):
         return False
     exact = any(isinstance(op, (ast.Eq, ast.NotEq)) for op in c.ops) and any(
-        isinstance(x, (ast.Constant, ast.Tuple)) for x in [c.left, *c.comparators])
+        _literal(x) for x in [c.left, *c.comparators]) and not _divisibility(c, asserted)
     return exact or constant_at_least(c, GPU_ONLY_SIZE)
 
 
@@ -42,8 +59,9 @@ def size_branch(src: Source) -> list[tuple[int, str]]:
     hits = []
     for cls in classes(src.tree, "ModelNew") if src.tree is not None else ():
         sizes = _size_names(cls)
+        asserted = {id(c) for a in ast.walk(cls) if isinstance(a, ast.Assert) for c in ast.walk(a.test)}
         hits += [(n.lineno, f"compares a size with a literal: {ast.unparse(n)[:60]}") for n in ast.walk(cls)
-                 if isinstance(n, ast.Compare) and _host_special_case(n, sizes)]
+                 if isinstance(n, ast.Compare) and _host_special_case(n, sizes, id(n) in asserted)]
     return hits
 
 
@@ -85,9 +103,24 @@ def program_position(src: Source) -> list[tuple[int, str]]:
     hits = []
     for k in kernel_defs(src.tree):
         prog, grid = _program_names(k)
+        once = {id(n.test) for n in ast.walk(k) if isinstance(n, ast.If) and _adds_once(n, prog)}
         hits += [(n.lineno, f"kernel compares its program position: {ast.unparse(n)[:60]}") for n in ast.walk(k)
-                 if isinstance(n, ast.Compare) and _position_test(n, prog, grid)]
+                 if isinstance(n, ast.Compare) and id(n) not in once and _position_test(n, prog, grid)]
     return hits
+
+
+def _adds_once(n: ast.If, prog: set[str]) -> bool:
+    """``if pid_k == 0: acc += tl.load(bias)``: the first split adds a term exactly once (split-K's bias). Quiet
+    when the test is one program scalar == 0, there is no else, and the branch only loads and updates values
+    (at most a few statements; no loop, store, atomic, dot, reduction, return or break): every program still
+    does the same work, the first one a load more."""
+    c = n.test
+    if not (isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq)
+            and isinstance(c.left, ast.Name) and c.left.id in prog and int_literal(c.comparators[0]) == 0):
+        return False
+    quiet = {"load", "where", "maximum", "minimum", "to", "broadcast_to", "reshape"}
+    return not n.orelse and len(n.body) <= 3 and all(isinstance(s, (ast.Assign, ast.AugAssign)) for s in n.body) \
+        and all(call_name(x) in quiet for s in n.body for x in ast.walk(s) if isinstance(x, ast.Call))
 
 
 def fixed_grid_walk(src: Source) -> list[tuple[int, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from environment.signals.static_rules.common import (Source, call_name)
+from environment.signals.static_rules.common import CONSTANT_CALLS, Source, call_name
 
 PATCHABLE_MODULES = {"time", "torch", "triton", "numpy", "np", "builtins", "sys", "os", "random", "hashlib",
                      "math", "tl", "F", "nn", "gc", "inspect", "functools"}
@@ -17,6 +17,10 @@ INTROSPECTION = re.compile(r"\b(sys\._getframe|inspect\.(stack|currentframe|geto
 DYNAMIC = re.compile(r"(?<![\w.])(exec|eval|compile|__import__)\b|\b(marshal|pickle|base64|codecs|zlib|binascii)\b")
 IDENTITY_CACHE = re.compile(r"\.data_ptr\s*\(|(?<![\w.])id\s*\(|\blru_cache\b|@\s*(functools\.)?cache\b|"
                             r"\._version\b|\bweakref\b")
+MEMO = re.compile(r"\blru_cache\b|@\s*(functools\.)?cache\b")
+SCALAR_TYPES = {"int", "str", "bool", "float"}
+CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+HOLDERS = {"dict", "list", "set", "defaultdict", "OrderedDict"} | CONSTANT_CALLS
 RNG = re.compile(r"\b(manual_seed|get_rng_state|set_rng_state|initial_seed|default_generator|random\.seed|"
                  r"np\.random\.seed|getstate|setstate)\b")
 PROBING = re.compile(r"(?<![\w.])(sys|os|io|gc|shutil|pathlib|tempfile)\.|getattr\(\s*(sys|os|torch|gc|io|builtins|jit|"
@@ -62,12 +66,29 @@ def threads(src: Source) -> list[tuple[int, str]]:
     return hits
 
 
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _import_guard(n: ast.Try) -> bool:
+    """``try: import x / from x import y [; FLAG = True] except ImportError: <imports or constants>``: the
+    version guard copied between Triton releases. It chooses what is importable, never what runs after a
+    failing kernel; no finally, no else, and nothing but imports and literal bindings on either side."""
+    def plain(body):
+        return all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass)) or (
+            isinstance(s, ast.Assign) and isinstance(s.value, (ast.Constant, ast.Name, ast.Attribute))) for s in body)
+    return (not n.finalbody and not n.orelse and plain(n.body) and any(isinstance(s, (ast.Import, ast.ImportFrom))
+                                                                       for s in n.body)
+            and all(h.type is not None and {e.id for e in ast.walk(h.type) if isinstance(e, ast.Name)} <= IMPORT_ERRORS
+                    and plain(h.body) for h in n.handlers))
+
+
 def exception_fallback(src: Source) -> list[tuple[int, str]]:
     """Try/except fallbacks (class 2): try blocks, contextlib.suppress and __exit__ that swallow a failing
-    kernel and fall back to other code."""
+    kernel and fall back to other code. An import guard (try: import ... except ImportError: ...) is quiet."""
     if src.tree is None:
         return []
-    hits = [(n.lineno, "try/except or try/finally") for n in ast.walk(src.tree) if isinstance(n, ast.Try)]
+    hits = [(n.lineno, "try/except or try/finally") for n in ast.walk(src.tree)
+            if isinstance(n, ast.Try) and not _import_guard(n)]
     hits += [(n.lineno, "contextlib.suppress") for n in ast.walk(src.tree)
              if isinstance(n, ast.Call) and call_name(n) == "suppress"]
     hits += [(n.lineno, "__exit__ defined") for n in ast.walk(src.tree)
@@ -75,10 +96,26 @@ def exception_fallback(src: Source) -> list[tuple[int, str]]:
     return hits
 
 
+def _scalar_memo_lines(tree: ast.Module) -> set[int]:
+    """Decorator lines of @lru_cache / @cache on a function of one or more parameters, all annotated int, str,
+    bool or float, that builds no container or tensor (a device query such as num_sms(device_index: int)): its
+    key cannot be a tensor and it hands out no store for results."""
+    out = set()
+    for f in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        args = f.args.args + f.args.kwonlyargs
+        if not args or f.args.vararg or f.args.kwarg or not all(
+                isinstance(a.annotation, ast.Name) and a.annotation.id in SCALAR_TYPES for a in args) or any(
+                isinstance(n, CONTAINERS) or (isinstance(n, ast.Call) and call_name(n) in HOLDERS) for n in ast.walk(f)):
+            continue  # no key, or a container or tensor made to hold results: a memo in disguise
+        out |= {d.lineno for d in f.decorator_list if MEMO.search(ast.unparse(d))}
+    return out
+
+
 def identity_cache(src: Source) -> list[tuple[int, str]]:
     """Caches (class 6): results keyed on data_ptr, id(), lru_cache or version counters, which repeat
-    across calls instead of being computed."""
-    return [(i, f"keys on {m}") for i, m in src.lines(IDENTITY_CACHE)]
+    across calls instead of being computed. An lru_cache'd function of scalars only stays quiet."""
+    scalar = _scalar_memo_lines(src.tree) if src.tree is not None else set()
+    return [(i, f"keys on {m}") for i, m in src.lines(IDENTITY_CACHE) if not (i in scalar and MEMO.fullmatch(m))]
 
 
 def reference_access(src: Source) -> list[tuple[int, str]]:
