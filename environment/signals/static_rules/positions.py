@@ -55,7 +55,8 @@ def size_branch(src: Source) -> list[tuple[int, str]]:
     """Host code that compares a size (the shape, numel, or a name bound from them) with an exact literal, or
     with a size only the GPU shape reaches, wherever the comparison sits (an if, a flag, an argument):
     a program for the trials and another for the price. Honest launch heuristics (a block size picked by
-    size) compare with runtime sizes or small constants and stay quiet."""
+    size) compare with runtime sizes or small constants, shape asserts compare sizes with sizes or require
+    divisibility, and both stay quiet."""
     hits = []
     for cls in classes(src.tree, "ModelNew") if src.tree is not None else ():
         sizes = _size_names(cls)
