@@ -36,6 +36,7 @@ import torch
 
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong
+from environment.evaluation.replay import closure
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
@@ -238,6 +239,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
             try:
+                if sink.producers:   # earlier launches' unsampled programs that store what these read
+                    closure.close(sink, executor.fn, args, grid, chosen, executor.fn.__name__)
                 run(chosen)
                 for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
                     probe = next_probe(grid, chosen, _stored_per_program(sink.launch, len(chosen)))
@@ -254,6 +257,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     extra = completion(grid, chosen, split)
                     run(extra)
                     chosen = chosen + extra
+            except closure.ClosureLimit as limit:
+                raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
             except ProgramTooLong:
                 claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
                 raise RuntimeError(
@@ -271,6 +276,10 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
+    made = closure.producer(executor.fn.__name__, executor.fn, args, grid, chosen, launch,
+                            storage_spans([*args_dev, *kwargs.values()]))
+    if made is not None:
+        sink.producers.append(made)
     sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes,
                                                spread))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, chosen, grid,
