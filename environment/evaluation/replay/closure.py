@@ -178,11 +178,12 @@ def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, u
     return scratch
 
 
-def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str) -> None:
-    """Run, before the sampled `chosen` programs of launch `name`, the programs of earlier sampled launches that
-    store what they read (see the module docstring). Raises ClosureLimit past the bounds."""
+def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: list) -> None:
+    """Run, before the sampled `chosen` programs of launch `name` (handed the allocations `spans`), the programs of
+    earlier sampled launches that store what they read (see the module docstring). Raises ClosureLimit past the
+    bounds. A launch handed no allocation an earlier sampled launch stored into is not probed."""
     producers = [p for p in sink.producers if p.spans]
-    if not producers:
+    if not any(a < d and c < b for p in producers for a, b in p.spans for c, d in spans):
         return
     # each sampled program probed alone: what one program needs bounds the closure whichever programs the seed drew
     reads = [run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read") for pos, _ in chosen]
@@ -199,8 +200,9 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str) -> None:
         for own in reads:   # the producer work one consumer program needs: the same for every program of a tiling
             work = len(predict(p, missing(p, own))) * max(p.accesses, 1)
             if work > PROGRAM_ACCESSES:
-                raise ClosureLimit(f"a program of {name} reads what {p.name} programs of {work} memory instructions "
-                                   f"write, past the {PROGRAM_ACCESSES} a sampled program may need")
+                raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
+                                   f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
+                                   "one sampled program may run)")
         programs = predict(p, missing(p, need))
         if programs and any(q.spans for q in producers[:producers.index(p)]):   # a chain: what do they read?
             feeds = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=True)
