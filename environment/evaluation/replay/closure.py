@@ -24,7 +24,7 @@ whose programs are no tiling the prediction can follow, runs nothing and is repo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,7 @@ class Producer:
     segments: np.ndarray        # the widest run program's stores as [start, end) byte runs relative to its first
     spans: list                 # sector intervals of the allocations its programs stored into
     accesses: int = 0           # the most memory instructions one run program executed
+    written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -96,7 +97,7 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     addrs = np.concatenate([a for a, _ in mine])
     items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
-                    steps, _segments(addrs - int(firsts[widest]), items), touched, accesses=int(launch.program_accesses_max))
+                    steps, _segments(addrs - int(firsts[widest]), items), touched, written=written, accesses=int(launch.program_accesses_max))
 
 
 def _steps(grid: tuple, pos: list[np.ndarray], firsts: list[int]) -> tuple | None:
@@ -178,6 +179,26 @@ def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, u
     return scratch
 
 
+def _bound(p: Producer, wanted: np.ndarray, name: str) -> None:
+    """Raise ClosureLimit when the producer programs one consumer program needs (`wanted`: the sectors of p's
+    allocations it reads) cannot be predicted or are past the bound."""
+    if not wanted.size:
+        return
+    if p.steps is None:
+        if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
+            return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges
+        raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, and where a program of "
+                           f"{p.name} stores is no affine function of its grid position (a tiling it can follow)")
+    if math.prod(p.grid) > PREDICT_GRID:
+        raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
+                           f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")
+    work = len(predict(p, wanted)) * max(p.accesses, 1)
+    if work > PROGRAM_ACCESSES:
+        raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
+                           f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
+                           "one sampled program may run)")
+
+
 def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: list) -> None:
     """Run, before the sampled `chosen` programs of launch `name` (handed the allocations `spans`), the programs of
     earlier sampled launches that store what they read (see the module docstring). Raises ClosureLimit past the
@@ -185,30 +206,26 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
     producers = [p for p in sink.producers if p.spans]
     if not any(a < d and c < b for p in producers for a, b in p.spans for c, d in spans):
         return
-    # each sampled program probed alone: what one program needs bounds the closure whichever programs the seed drew
-    reads = [run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read") for pos, _ in chosen]
+    # each sampled program probed alone, and judged as soon as it is: what one program needs bounds the closure
+    # whichever programs the seed drew, and a launch past the bound costs one probed program, not the sample
+    reads = []
+    for pos, _ in chosen:
+        own = run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read")
+        for p in producers:
+            _bound(p, missing(p, own), name)
+        reads.append(own)
     need, plan = np.unique(np.concatenate(reads)) if reads else _EMPTY, []
     for p in reversed(producers):
-        if not missing(p, need).size:
-            continue
-        if p.steps is None:
-            raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, and where a program of "
-                               f"{p.name} stores is no affine function of its grid position (a tiling it can follow)")
-        if math.prod(p.grid) > PREDICT_GRID:
-            raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
-                               f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")
-        for own in reads:   # the producer work one consumer program needs: the same for every program of a tiling
-            work = len(predict(p, missing(p, own))) * max(p.accesses, 1)
-            if work > PROGRAM_ACCESSES:
-                raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
-                                   f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
-                                   "one sampled program may run)")
         programs = predict(p, missing(p, need))
         if programs and any(q.spans for q in producers[:producers.index(p)]):   # a chain: what do they read?
             feeds = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=True)
             need = np.union1d(need, feeds._unique("read"))
         if programs:
             plan.append((p, programs))
+        work = sum(len(q) * max(r.accesses, 1) for r, q in plan)
+        if work > PROGRAM_ACCESSES * len(chosen):
+            raise ClosureLimit(f"the programs {name} samples read, through a chain of launches, what programs of "
+                               f"{work} memory instructions write (at most {PROGRAM_ACCESSES} per sampled program)")
     for p, programs in reversed(plan):   # earliest launch first
         done = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=False)
         sink.stores.extend(done.store_log)
