@@ -40,7 +40,9 @@ it; a harness fault proper (the reference's inputs not those planned) stays a ha
 host's capacity (intermediates it cannot hold) or a dodge (raising only at large sizes keeps the
 model shape's launch-count price: red team a98), and the two look alike: it keeps its model-shape
 price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
-so failing there never pays. When the *submission's* behaviour at the GPU shape
+so failing there never pays. So does a pipeline past the sampled replay's dependency closure
+(replay/closure.py: the model's limit, named as such; a kernel reaching for it on purpose escapes at
+most to the copy's price, though its GPU-shape outputs then go unchecked). When the *submission's* behaviour at the GPU shape
 prevents it (forward failing or reading values to the host there, a trace that does not replay,
 an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
 badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
