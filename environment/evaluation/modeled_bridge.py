@@ -265,7 +265,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
             gpu_note = f" Priced at the model shape: {priced.why}."
         if priced.capped:
             cap = modeled_gpu.EXCUSED_CAP
-            gpu_note += (f" A PyTorch-only submission priced there earns at most {cap:g}x (the reference's "
+            gpu_note += (f" Priced at the model shape for that reason, it earns at most {cap:g}x (the reference's "
                          "speed): failing at the GPU shape never pays.")
 
     from environment.evaluation.modeled.gates import modeled_gates

@@ -40,7 +40,9 @@ it; a harness fault proper (the reference's inputs not those planned) stays a ha
 host's capacity (intermediates it cannot hold) or a dodge (raising only at large sizes keeps the
 model shape's launch-count price: red team a98), and the two look alike: it keeps its model-shape
 price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
-so failing there never pays. When the *submission's* behaviour at the GPU shape
+so failing there never pays. So does a pipeline past the sampled replay's dependency closure
+(replay/closure.py: the model's limit, named as such; a kernel reaching for it on purpose escapes at
+most to the copy's price, though its GPU-shape outputs then go unchecked). When the *submission's* behaviour at the GPU shape
 prevents it (forward failing or reading values to the host there, a trace that does not replay,
 an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
 badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
@@ -60,6 +62,7 @@ from environment.evaluation.inputs import _planned_bytes, geometry as geometry_o
 from environment.evaluation.outcome import HarnessFault
 from environment.evaluation.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
+from environment.evaluation.replay import closure
 from environment.evaluation.replay.sampled import MODEL_LIMIT
 
 
@@ -277,7 +280,9 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     except Unread as exc:  # the reference's child failing to answer: after the submission's code ran there
         return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})",
                       denied=True)
-    if not flag and why and aten_only and head.sampled_error:  # this host's capacity, or a dodge (see prepare)
+    # this host's capacity, or a dodge (see prepare); or the closure's bound (replay/closure.py): at most the
+    # reference's speed, what copying it earns anyway, so no kernel gains by reaching for that bound
+    if not flag and why and head.sampled_error and (aten_only or closure.LIMIT in head.sampled_error):
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
         limit = MODEL_LIMIT in why   # the model's limit, named as such (replay/sampled.py): no advice to the kernel
@@ -344,6 +349,8 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
         if head.sampled_error.startswith("MemoryError"):  # what the programs store outgrew what the sampler holds
             return None, (f"{MODEL_LIMIT}: the sampled programs store more elements at the GPU shape than the "
                           "interpreter can track (a few programs doing the whole grid's work)")
+        if closure.LIMIT in head.sampled_error:   # a pipeline the closure cannot follow: no fault of the kernel
+            return None, f"{MODEL_LIMIT} ({head.sampled_error.split(closure.LIMIT + '): ', 1)[-1][:400]})"
         return None, f"its replay failed ({head.sampled_error[:300]})"
     report = head.sampled_report or {}
     if report.get("tainted_launches"):

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import numpy as np
 import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.modeled import triton_hooks
-from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, tensor_interval
+from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, overlap, tensor_interval
 from environment.evaluation.modeled.torch_counting import AtenCounter, aten_records, classify
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
 REPORT_VERSION = 1
+
+
+def _one(start: int, end: int) -> tuple:
+    """The sector interval [start, end) as memory.Intervals."""
+    return np.array([start], dtype=np.int64), np.array([end], dtype=np.int64)
 
 
 class CostCounter:
@@ -37,6 +43,7 @@ class CostCounter:
         self.addresses = sample_seed is None
         self.stores: list = []
         self.sampled_launches: list = []   # per sampled launch, its coverage.SampledStores
+        self.producers: list = []          # sampled launches with unrun programs (replay/closure.py)
         self.output_coverage: list[float] = []   # per output, set by the sampled replay (replay/sampled.py)
         self.output_meta: list[list] = []        # per output, [shape, dtype] of what the sampled replay returns
         self.launch: TritonLaunch | None = None   # the Triton launch running now
@@ -107,6 +114,8 @@ class CostCounter:
         elif kind == "launch":
             records, reads, writes = aten_records(func, args, kwargs, out)
             dirty = self.ledger.launch(records[0]["name"], reads, writes)
+            # a sampled launch whose memory an aten op then writes is never completed later (replay/closure.py)
+            self.producers = [p for p in self.producers if not any(overlap(_one(a, b), writes) for a, b in p.spans)]
             for i, record in enumerate(records):
                 record["dirty_read_bytes"] = dirty if i == 0 else 0
             self.records.extend(records)

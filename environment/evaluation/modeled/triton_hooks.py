@@ -70,22 +70,33 @@ class _NativeProxy:
             sink.launch.access("read", ptrs, mask, np.dtype(dtype).itemsize)
         return self._native.load(ptrs, mask, other, dtype)
 
+    def _keep_old(self, sink, ptrs, mask, dtype) -> None:
+        """A probe of the sampled replay's closure (replay/closure.py) undoes every store: keep what was there."""
+        undo = getattr(sink.launch, "undo", None)
+        if undo is not None:
+            mask = np.ones(np.shape(ptrs), dtype=bool) if mask is None else \
+                np.ascontiguousarray(np.broadcast_to(mask, np.shape(ptrs)))
+            undo.append((ptrs, self._native.load(ptrs, mask, np.zeros(np.shape(ptrs), dtype=dtype), dtype), mask))
+
     def store(self, ptrs, value, mask):
         sink = _counting_always()
         if sink is not None:
             sink.launch.access("write", ptrs, mask, value.dtype.itemsize)
+            self._keep_old(sink, ptrs, mask, value.dtype)
         return self._native.store(ptrs, value, mask)
 
     def atomic_rmw(self, op, ptrs, value, mask, sem):
         sink = _counting_always()
         if sink is not None:
             sink.launch.access("atomic", ptrs, mask, value.dtype.itemsize)
+            self._keep_old(sink, ptrs, mask, value.dtype)
         return self._native.atomic_rmw(op, ptrs, value, mask, sem)
 
     def atomic_cas(self, ptrs, cmp, value, sem):
         sink = _counting_always()
         if sink is not None:
             sink.launch.access("atomic", ptrs, None, value.dtype.itemsize)
+            self._keep_old(sink, ptrs, None, value.dtype)
         return self._native.atomic_cas(ptrs, cmp, value, sem)
 
 

@@ -36,7 +36,9 @@ import torch
 
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong
+from environment.evaluation.replay import closure
 from environment.evaluation.replay.coverage import SampledStores, program_weights
+from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, outliers, stray_writers  # noqa: F401 (re-exported)
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -238,6 +240,9 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
             try:
+                if sink.producers:   # earlier launches' unsampled programs that store what these read
+                    closure.close(sink, executor.fn, args, grid, chosen, executor.fn.__name__,
+                                  storage_spans([*args_dev, *kwargs.values()]))
                 run(chosen)
                 for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
                     probe = next_probe(grid, chosen, _stored_per_program(sink.launch, len(chosen)))
@@ -254,6 +259,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     extra = completion(grid, chosen, split)
                     run(extra)
                     chosen = chosen + extra
+            except closure.ClosureLimit as limit:
+                raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
             except ProgramTooLong:
                 claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
                 raise RuntimeError(
@@ -271,53 +278,15 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     finally:
         sink.launch_end()
     launch = sink.finished
+    made = closure.producer(executor.fn.__name__, executor.fn, args, grid, chosen, launch,
+                            storage_spans([*args_dev, *kwargs.values()]))
+    if made is not None:
+        sink.producers.append(made)
     sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes,
                                                spread))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, chosen, grid,
                                     launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]), spread)
     return launch.store_log
-
-
-_METRICS = ("sectors", "read", "write")
-# How far outside the estimate's range a check program may lie before the estimate is distrusted:
-# alignment alone moves an honest program's sector counts by a sector or two (a block that wraps
-# around a row of a broadcast operand); more than this is work the estimate does not see.
-OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
-
-
-def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
-    """Indices of interior programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
-    outside the range the other side and the corners span: a check outside the estimate's programs'
-    range, or an estimate program outside the checks' range (both drawn from the secret). The corners
-    stay in the range: work that grows with the program index (a causal attention's rows) is honest,
-    and its lightest and heaviest programs are corners. A program that skips its block hides in that
-    range, but it stores nothing or something else where its neighbours store the output
-    (stray_writers) or stores wrong values (compared). Their cost is not what the estimate assumes."""
-    keys = sorted({k for p in per_program for k in p["flops"]})
-
-    def vector(p: dict) -> list[float]:
-        return [float(p[m]) for m in _METRICS] + [float(p["flops"].get(k, 0.0)) for k in keys]
-
-    rel, absolute = OUTLIER_SLACK
-    found: set[int] = set()
-    # a probe (sampled.line_probes, next_probe) lies within the range of all the others: it is no estimate program,
-    # but a program skipping its block at a public probe position would weigh as the programs beside it
-    for side, other in (("check", ("stratum",)), ("stratum", ("check",)), ("probe", ("stratum", "check"))):
-        if side not in roles:
-            continue
-        basis = [vector(p) for p, r in zip(per_program, roles) if r in other or r == "corner"]
-        if not basis or "check" not in roles:
-            continue
-        # a corner that touches no memory (an over-provisioned grid's masked tail) is no sample of the work:
-        # in the lower bound it would let every skipping program through (red team a106)
-        floor = [vector(p) for p, r in zip(per_program, roles)
-                 if r in other or (r == "corner" and (p["read"] or p["write"]))] or basis
-        low = [min(col) for col in zip(*floor)]
-        high = [max(col) for col in zip(*basis)]
-        found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
-                     if r == side and any(v < lo / rel - absolute or v > hi * rel + absolute
-                                          for v, lo, hi in zip(vector(p), low, high)))
-    return sorted(found)
 
 
 def _outside(spans: list[tuple[int, int]], touched: np.ndarray) -> int:
@@ -354,26 +323,6 @@ def storage_spans(values) -> list[tuple[int, int]]:
         else:
             merged.append((a, b))
     return merged
-
-
-def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]]) -> list[int]:
-    """Indices of interior programs that store into other allocations than the rest of the sample's
-    interior programs (a program writing a scratch buffer where its neighbours write the output):
-    what such a program computes is never compared, and its cost is no sample of the others'."""
-    if "check" not in roles:
-        return []
-    starts = np.array([a for a, _ in storages], dtype=np.int64)
-
-    def targets(p: dict) -> frozenset:
-        written = p.get("written")
-        if written is None or not written.size:
-            return frozenset()
-        at = np.searchsorted(starts, written, side="right") - 1
-        return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
-
-    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check", "probe")]
-    common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
-    return [i for i, t in interior if t != common]
 
 
 def scale_record(record: dict, per_program: list[dict], programs: list, grid: tuple[int, int, int],

@@ -1,0 +1,236 @@
+"""Dependency closure of the sampled GPU-shape replay: run the producer programs a sampled consumer reads from.
+
+The sampled replay (sampled.py) runs a sample of each launch's programs. Launches that feed each other over
+different tilings (fc1 over (M, HID) tiles feeding fc2 over (M, D) tiles, row statistics feeding a 2-D tile grid,
+a split-K reduction feeding an epilogue over rows) then read elements no sampled program of the earlier launch
+wrote. Before a launch's sampled programs run, this module:
+
+1. probes them: runs them once with every store and atomic undone afterwards (an undo log kept by the counting
+   hooks, modeled/triton_hooks.py), on a throw-away launch record, to learn which sectors they read;
+2. for each earlier sampled launch (latest first) whose unrun programs may have written those sectors, predicts
+   which of its programs store there: a launch's programs are a tiling when the first byte each run program
+   stores is an affine function of its grid position (checked on every run program), and program q's stores
+   are then the widest run program's stores moved by that function (a superset at masked edges); the chosen
+   producer programs are probed in turn (a chain of launches), latest first;
+3. runs the chosen producer programs for real, earliest launch first, before the consumer's sampled programs.
+
+The programs it runs carry no weight: they are not in any launch's counts, estimate or coverage (the price of
+every launch stays what its own secret-drawn sample says, so no kernel gains by doing work only where the
+closure runs), and what they store is compared with the reference where it is an output, like any executed
+work. The provenance ledger sees their reads and writes as a launch of the producer: data a closure program
+reads that no counted work wrote still taints. A closure wider than PROGRAM_ACCESSES per sampled program, or a producer
+whose programs are no tiling the prediction can follow, runs nothing and is reported as the model's limit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from environment.evaluation.modeled.memory import SECTOR, intervals_of
+from environment.evaluation.modeled.triton_launch import TritonLaunch
+
+# The most memory instructions the producer programs one sampled consumer program reads from may execute (their
+# count times the most one run program of the producer executed). Row statistics feeding a 32-row tile: 32 short
+# row programs; at ~3 ms an instruction on a loaded 2-core host a sample of ~20 programs stays under a minute. An fc2
+# tile of a 4096 x 1024 x 4096 MLP reads a whole row of fc1 tiles (64 programs of 34 instructions: 825 programs, ~115 s for the
+# sample on this host, past the replay's deadline): the model's limit
+PROGRAM_ACCESSES = 1024
+# The most programs of a producer's grid the prediction looks at (an elementwise grid at 8192^2 in blocks of 256)
+PREDICT_GRID = 1 << 20
+_EMPTY = np.zeros(0, dtype=np.int64)
+LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (modeled_gpu.py)
+
+
+@dataclass
+class Producer:
+    """An earlier sampled launch whose unrun programs may store what a later launch reads."""
+    name: str
+    fn: Any
+    args: dict
+    grid: tuple
+    run: set
+    base: tuple                 # a run program's position and the first byte it stored: (position, byte)
+    steps: tuple | None         # bytes the first stored byte moves per step on each axis (None: no tiling)
+    segments: np.ndarray        # the widest run program's stores as [start, end) byte runs relative to its first
+    spans: list                 # sector intervals of the allocations its programs stored into
+    accesses: int = 0           # the most memory instructions one run program executed
+    written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
+
+    def offsets(self, points: np.ndarray) -> np.ndarray:
+        return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
+
+
+def _segments(addrs: np.ndarray, itemsize: np.ndarray) -> np.ndarray:
+    """[start, end) byte runs covering the stored elements (addresses with their item sizes)."""
+    order = np.argsort(addrs, kind="stable")
+    start, end = addrs[order], addrs[order] + itemsize[order]
+    reach = np.maximum.accumulate(end)
+    new = np.ones(start.size, dtype=bool)
+    new[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], start.size) - 1
+    return np.stack([start[first], reach[last]], axis=1)
+
+
+def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: TritonLaunch,
+             spans: list) -> Producer | None:
+    """The Producer of a sampled launch that left programs unrun and stored something (None otherwise)."""
+    if len(chosen) >= math.prod(grid) or not launch.store_log:
+        return None
+    owners = np.asarray(launch.store_program, dtype=np.int64)
+    firsts = np.full(len(chosen), np.iinfo(np.int64).max)
+    for (addrs, _), k in zip(launch.store_log, owners):
+        if 0 <= k < len(chosen) and addrs.size:
+            firsts[k] = min(firsts[k], int(addrs.min()))
+    stored = [k for k in range(len(chosen)) if firsts[k] != np.iinfo(np.int64).max]
+    written = launch.writes if launch.writes is not None else _EMPTY
+    touched = [(a, b) for a, b in spans if np.searchsorted(written, a) < np.searchsorted(written, b)]
+    pos = [np.asarray(chosen[k][0], dtype=np.int64) for k in stored]
+    steps = _steps(grid, pos, [int(firsts[k]) for k in stored])
+    sizes = np.bincount(owners[owners >= 0], weights=[a.size for (a, _), k in zip(launch.store_log, owners) if k >= 0],
+                        minlength=len(chosen))
+    widest = max(stored, key=lambda k: (sizes[k], -k))
+    mine = [(a, s) for (a, s), k in zip(launch.store_log, owners) if k == widest and a.size]
+    addrs = np.concatenate([a for a, _ in mine])
+    items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
+    return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
+                    steps, _segments(addrs - int(firsts[widest]), items), touched, written=written, accesses=int(launch.program_accesses_max))
+
+
+def _steps(grid: tuple, pos: list[np.ndarray], firsts: list[int]) -> tuple | None:
+    """Bytes per step on each axis of an affine map from a program's position to the first byte it stores, from
+    run programs that differ on one axis only, if every run program that stored follows it (else None)."""
+    if not pos:
+        return None
+    steps = []
+    for a in range(3):
+        if grid[a] == 1:
+            steps.append(0)
+            continue
+        pairs = [(i, j) for i in range(len(pos)) for j in range(len(pos))
+                 if pos[j][a] > pos[i][a] and all(pos[i][b] == pos[j][b] for b in range(3) if b != a)]
+        if not pairs:
+            return None
+        i, j = max(pairs, key=lambda ij: pos[ij[1]][a] - pos[ij[0]][a])
+        delta, span = firsts[j] - firsts[i], int(pos[j][a] - pos[i][a])
+        if delta % span:
+            return None
+        steps.append(delta // span)
+    step = np.asarray(steps, dtype=np.int64)
+    if any(f != firsts[0] + int((p - pos[0]) @ step) for p, f in zip(pos, firsts)):
+        return None
+    return tuple(steps)
+
+
+def missing(p: Producer, reads: np.ndarray) -> np.ndarray:
+    """Sectors read that lie in an allocation p stored into (which of them unrun programs of p write is
+    predict's to say: a sector holds several elements, so one a run program wrote may hold others it did not)."""
+    inside = [reads[np.searchsorted(reads, a):np.searchsorted(reads, b)] for a, b in p.spans]
+    return np.concatenate(inside) if inside else _EMPTY
+
+
+def predict(p: Producer, need: np.ndarray) -> list[tuple[int, int, int]]:
+    """Unrun programs of p whose stores (the widest run program's, moved along p.steps) touch a needed sector."""
+    if not need.size:
+        return []
+    gx, gy, gz = p.grid
+    points = np.stack(np.meshgrid(np.arange(gx), np.arange(gy), np.arange(gz), indexing="ij"), -1).reshape(-1, 3)
+    offs = p.offsets(points)
+    lo, hi = int(p.segments[:, 0].min()), int(p.segments[:, 1].max())
+    count = np.searchsorted(need, (offs + hi - 1) // SECTOR, side="right") - np.searchsorted(need, (offs + lo) // SECTOR)
+    out = []
+    for k in np.flatnonzero(count > 0):
+        o = int(offs[k])
+        first = np.searchsorted(need, (p.segments[:, 0] + o) // SECTOR)
+        end = np.searchsorted(need, (p.segments[:, 1] + o - 1) // SECTOR, side="right")
+        q = tuple(int(c) for c in points[k])
+        if (end > first).any() and q not in p.run:
+            out.append(q)
+    return out
+
+
+class ClosureLimit(Exception):
+    """The closure cannot be run within the model's bounds (the message names the construct)."""
+
+
+def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, undo: bool) -> TritonLaunch:
+    """Run programs of a launch on a throw-away launch record (`undo`: every store and atomic reverted after)."""
+    import triton.runtime.interpreter as interp
+    real = sink.launch
+    scratch = TritonLaunch(name, real.signature if real is not None else {}, addresses=False)
+    scratch.access_budget = real.access_budget if real is not None else 0
+    scratch.undo = [] if undo else None
+    sink.launch = scratch
+    scope = interp._patch_lang(fn)
+    interp.interpreter_builder.set_grid_dim(*grid)
+    try:
+        for x, y, z in programs:
+            interp.interpreter_builder.set_grid_idx(x, y, z)
+            fn(**args)
+    finally:
+        scope.restore()
+        sink.launch = real
+        for ptrs, old, mask in reversed(scratch.undo or []):
+            interp._interpreter._native.store(ptrs, old, mask)
+    scratch._close_program()
+    return scratch
+
+
+def _bound(p: Producer, wanted: np.ndarray, name: str) -> None:
+    """Raise ClosureLimit when the producer programs one consumer program needs (`wanted`: the sectors of p's
+    allocations it reads) cannot be predicted or are past the bound."""
+    if not wanted.size:
+        return
+    if p.steps is None:
+        if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
+            return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges
+        raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, and where a program of "
+                           f"{p.name} stores is no affine function of its grid position (a tiling it can follow)")
+    if math.prod(p.grid) > PREDICT_GRID:
+        raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
+                           f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")
+    work = len(predict(p, wanted)) * max(p.accesses, 1)
+    if work > PROGRAM_ACCESSES:
+        raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
+                           f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
+                           "one sampled program may run)")
+
+
+def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: list) -> None:
+    """Run, before the sampled `chosen` programs of launch `name` (handed the allocations `spans`), the programs of
+    earlier sampled launches that store what they read (see the module docstring). Raises ClosureLimit past the
+    bounds. A launch handed no allocation an earlier sampled launch stored into is not probed."""
+    producers = [p for p in sink.producers if p.spans]
+    if not any(a < d and c < b for p in producers for a, b in p.spans for c, d in spans):
+        return
+    # each sampled program probed alone, and judged as soon as it is: what one program needs bounds the closure
+    # whichever programs the seed drew, and a launch past the bound costs one probed program, not the sample
+    reads = []
+    for pos, _ in chosen:
+        own = run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read")
+        for p in producers:
+            _bound(p, missing(p, own), name)
+        reads.append(own)
+    need, plan = np.unique(np.concatenate(reads)) if reads else _EMPTY, []
+    for p in reversed(producers):
+        programs = predict(p, missing(p, need))
+        if programs and any(q.spans for q in producers[:producers.index(p)]):   # a chain: what do they read?
+            feeds = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=True)
+            need = np.union1d(need, feeds._unique("read"))
+        if programs:
+            plan.append((p, programs))
+        work = sum(len(q) * max(r.accesses, 1) for r, q in plan)
+        if work > PROGRAM_ACCESSES * len(chosen):
+            raise ClosureLimit(f"the programs {name} samples read, through a chain of launches, what programs of "
+                               f"{work} memory instructions write (at most {PROGRAM_ACCESSES} per sampled program)")
+    for p, programs in reversed(plan):   # earliest launch first
+        done = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=False)
+        sink.stores.extend(done.store_log)
+        writes = done._unique("write")
+        sink.ledger.launch(p.name, intervals_of(done._unique("read")), intervals_of(writes))
+        p.run.update(programs)
+    import triton.runtime.interpreter as interp
+    interp.interpreter_builder.set_grid_dim(*grid)
