@@ -17,24 +17,17 @@ shared across threads.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from openenv.core.rubrics import Gate, Rubric, Sequential, WeightedSum
 
 from environment.evaluation import flags as F
 from environment.evaluation.result import EvalResult
+from environment.reward_scale import (SPEEDUP_CAP, SPEEDUP_FLOOR, W_COMPILED, W_CORRECT, W_SPEED,  # noqa: F401
+                                      W_TRIALS, speed_fraction)
 
-W_COMPILED, W_TRIALS, W_CORRECT, W_SPEED = 0.10, 0.30, 0.10, 0.50
 PARTS = ("compiled", "trials", "correct", "speed")
-SPEEDUP_FLOOR, SPEEDUP_CAP = 0.25, 4.0
 DIGITS = 6
-
-
-def speed_fraction(speedup: float) -> float:
-    """clip((log2(speedup) + 2) / 4, 0, 1): 0.25x earns 0, 1x earns 0.25, 4x (the cap) earns 1."""
-    lo, hi = math.log2(SPEEDUP_FLOOR), math.log2(SPEEDUP_CAP)
-    return min(1.0, max(0.0, (math.log2(max(speedup, 1e-9)) - lo) / (hi - lo)))
 
 
 def evaluation_of(observation: Any) -> EvalResult | None:

@@ -386,7 +386,7 @@ def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dic
     (and its warnings there, size_dependent among them, only ever take speed credit away): its price is
     not worth a second of the evaluation. A training run's many slow kernels end here."""
     from environment.evaluation.modeled.model import model_cost, modeled_speedup
-    from environment.reward import SPEEDUP_FLOOR
+    from environment.reward_scale import SPEEDUP_FLOOR   # not environment.reward: it imports OpenEnv
     try:
         bound = modeled_speedup(model_cost(reference["launches"], spec, tolerance, shape),
                                 model_cost(report["launches"], spec, tolerance, shape), spec)
