@@ -70,6 +70,17 @@ def test_evaluator_processes_never_inherit_tokens(monkeypatch):
     assert "hf_secret_value_123" not in "".join(env.values())
 
 
+def test_the_evaluators_environment_does_not_depend_on_what_the_server_imported_first(monkeypatch):
+    """torch writes inductor's cache folder into os.environ when first asked: a zygote started after that must
+    see the same environment as one started before (a172's verdict once depended on it)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    before = child_environment()
+    cache_dir()
+    assert "TORCHINDUCTOR_CACHE_DIR" in os.environ
+    assert child_environment() == before
+
+
 def test_a_zygote_that_died_while_idle_is_replaced_transparently():
     pool = EvaluatorPool(1)
     try:
