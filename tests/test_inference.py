@@ -15,7 +15,6 @@ import pytest
 from environment.trajectory import read_episodes
 import inference
 from inference import free_port
-from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.slow
