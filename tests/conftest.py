@@ -18,7 +18,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede any import of tri
 import pytest  # noqa: E402
 
 # The one real server the session's tests share (defined here, once, so every module gets the same one).
-from tests.support.env_server import env_server, monitored_env_server  # noqa: E402,F401
+from tests.support.env_server import env_server, monitored_env_server, shared_env_server  # noqa: E402,F401
 
 
 def _has_cuda() -> bool:

@@ -40,7 +40,7 @@ def started_server(start_timeout_s: float = 180.0, **env: str) -> Iterator[Local
 
 
 @pytest.fixture(scope="session")
-def env_server():
+def shared_env_server():
     """Base URL (``http://127.0.0.1:PORT``) of the kernel_env server the session's tests share, its monitor
     on (``GET /monitor``: tests read what the environment saw). Each test plays in sessions of its own."""
     with started_server(KERNEL_ENV_MONITOR="1") as server:
@@ -48,6 +48,12 @@ def env_server():
 
 
 @pytest.fixture(scope="session")
-def monitored_env_server(env_server):
+def env_server(shared_env_server):
+    """The shared server (a module may override this name; the others below still reach the shared one)."""
+    return shared_env_server
+
+
+@pytest.fixture(scope="session")
+def monitored_env_server(shared_env_server):
     """The shared server, named for the tests that read its monitor."""
-    return env_server
+    return shared_env_server
