@@ -13,7 +13,7 @@ started=$SECONDS
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 # Debian packages, installed only when missing: the browser for the Playwright tests, buildah and
-# debootstrap for the image test (tests/test_image.py builds and runs the Space image).
+# debootstrap for the image test (tests/scripts/test_image.py builds and runs the Space image).
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v buildah >/dev/null 2>&1 || missing+=(buildah)

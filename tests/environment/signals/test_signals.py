@@ -22,7 +22,7 @@ from environment.tasks import get_task
 from tests.redteam.expected import EXPECTED
 from tests.support.openai_stub import OpenAIStub
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 ATTACKS = ROOT / "tests" / "redteam" / "attacks"
 # Attacks no static rule catches (the README's table says which other layer or signal does).
 STATIC_MISSES = {

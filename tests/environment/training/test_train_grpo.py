@@ -27,7 +27,7 @@ from environment.training.trl_env import TERSE_MAX_CHARS, KernelEnvFactory, subm
 from environment.trajectory import EpisodeRecord, read_episodes
 from ui.replay_export import load_replay
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 if not os.environ.get("CI"):  # CI installs the trl extra (scripts/test.sh): there a missing TRL fails loudly
     pytest.importorskip("trl")

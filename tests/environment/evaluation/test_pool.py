@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from environment.config import harness_config
 from environment.evaluation.inputs import seed_plan
@@ -107,12 +108,12 @@ def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
 def test_closing_a_pool_leaves_no_traceback_from_its_spare_processes():
     # a pool forks its evaluator and children ahead of requests; closing it closes their channels
     # before anything came, which is an ending, not a failure to print on the server's stderr
-    script = ("from tests.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
+    script = ("from tests.environment.evaluation.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
               "pool = EvaluatorPool(1)\n"
               "assert pool.run(_request(0), 's', 120)['kind'] == 'result'\n"
               "pool.close()\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
 
