@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checks that need a CUDA GPU, as one run on a lent H100 (the device tool runs it in a copy of the
 # working tree; $OUT comes back). Each step has its own time limit so one slow step cannot lose the rest.
-#   1. the fidelity pairs of tests/modeled/test_fidelity.py timed on the GPU (bench/fidelity_gpu.py)
+#   1. the fidelity pairs of tests/environment/evaluation/modeled/test_fidelity.py timed on the GPU (bench/fidelity_gpu.py)
 #   2. the GPU-marked tests: the harness's CUDA path (compiled Triton, CUDA events), load_inline
 #   3. the red-team suite on the CUDA host (outcomes are pinned for the CPU host: a report, not a gate)
 # Python packages the GPU image lacks travel as wheels in .whl/ (see the device tool's README):
@@ -25,5 +25,5 @@ step() {  # name, seconds, command...
   tail -n 25 "$OUT/$name.log"
 }
 step fidelity "${FIDELITY_S:-150}" python3 bench/fidelity_gpu.py
-step gpu_tests "${GPU_TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/test_gpu.py tests/test_kernelbench.py
+step gpu_tests "${GPU_TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/environment/evaluation/test_gpu.py tests/environment/tasks/test_kernelbench.py
 step redteam "${REDTEAM_S:-150}" python3 -m pytest -q -p no:cacheprovider -rf -n 12 tests/redteam

@@ -1,4 +1,4 @@
-"""Measured H100 times of the fidelity pairs (tests/modeled/test_fidelity.py) at the shapes the
+"""Measured H100 times of the fidelity pairs (tests/environment/evaluation/modeled/test_fidelity.py) at the shapes the
 modeled time prices them at: CUDA events, L2 flushed before every call, median of 20 after 3 warm-ups.
 Needs a CUDA GPU (no interpreter).
 

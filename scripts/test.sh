@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Install everything the tests need and run the whole suite (what .ci/run calls).
-#   bash scripts/test.sh [pytest args]
+# Install everything the tests need, then run a lane of the suite (tests/conftest.py marks each test's lane).
+#   bash scripts/test.sh [fast|heavy|full|ci] [pytest args]
+#     fast   unit and harness tests: everything but the browser, image, Ray and TRL tests
+#     heavy  the browser, image, Ray and TRL tests
+#     full   both in one pytest run (the default)
+#     ci     fast, then heavy, each timed (what .ci/run calls)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lane=full
+case "${1:-}" in fast|heavy|full|ci) lane=$1; shift ;; esac
+started=$SECONDS
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 # Debian packages, installed only when missing: the browser for the Playwright tests, buildah and
-# debootstrap for the image test (tests/test_image.py builds and runs the Space image).
+# debootstrap for the image test (tests/scripts/test_image.py builds and runs the Space image).
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v buildah >/dev/null 2>&1 || missing+=(buildah)
@@ -41,11 +48,31 @@ if [ ! -x .venv-dipg/bin/python ]; then
   .venv-dipg/bin/pip install -q "openenv-dipg-safety==0.1.67"
 fi
 
+install_s=$((SECONDS - started))
 export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 ruff check . || { echo "ruff: fix the findings above (ruff check --fix . fixes most)"; exit 1; }
-set +e
-python -m pytest -p no:cacheprovider "$@"
-code=$?
-set -e
-[ "$code" -eq 5 ] && { echo "pytest collected no tests"; exit 1; }
-exit "$code"
+
+HEAVY="browser or image or ray or trl"
+declare -A MARKS=([fast]="not ($HEAVY)" [heavy]="$HEAVY" [full]="")
+times=()
+run_lane() {  # run_lane NAME [pytest args]: the lane's tests; its time goes to the summary
+  local name=$1 t0=$SECONDS code; shift
+  echo "== lane $name: pytest -m \"${MARKS[$name]:-all}\""
+  set +e
+  python -m pytest -p no:cacheprovider ${MARKS[$name]:+-m "${MARKS[$name]}"} "$@"
+  code=$?
+  set -e
+  [ "$code" -eq 5 ] && { echo "lane $name: pytest collected no tests"; code=1; }
+  times+=("$name $((SECONDS - t0)) s (exit $code)")
+  return "$code"
+}
+
+status=0
+if [ "$lane" = ci ]; then
+  run_lane fast "$@" || status=1
+  run_lane heavy "$@" || status=1
+else
+  run_lane "$lane" "$@" || status=1
+fi
+echo "== times: install $install_s s; $(printf '%s; ' "${times[@]}"); total $((SECONDS - started)) s"
+exit "$status"

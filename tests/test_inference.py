@@ -15,7 +15,6 @@ import pytest
 from environment.trajectory import read_episodes
 import inference
 from inference import free_port
-from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.slow
@@ -211,11 +210,11 @@ def test_prose_without_code_uses_no_step_and_the_next_prompt_says_why(stub, env_
 
 def test_a_reply_without_code_then_a_reply_with_code_is_one_step_numbered_1(stub, env_server, monkeypatch,  # noqa: F811
                                                                           capsys, tmp_path):
+    correct = cached_run(stub, env_server, "correct")  # first: its requests are not this run's
     before = len(stub.requests)
     output = tmp_path / "episodes.jsonl"
     run = run_in_process(monkeypatch, capsys, stub, "prose-then-correct", "--turns", "1", "--tasks", "gelu_bias",
                          "--output", str(output), env_url=env_server)
-    correct = cached_run(stub, env_server, "correct")
     [block] = run.blocks
     assert [(s["step"], s["action"], s["done"], s["error"]) for s in block.steps] == [
         ("1", correct.blocks[0].steps[0]["action"], "true", "null")]

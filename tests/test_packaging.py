@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.env_server import env_server  # noqa: F401  (module-scoped real server fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_CLI = ROOT / ".venv-openenv-core" / "bin" / "openenv"

@@ -27,6 +27,10 @@ _START = "start a zygote"  # what _take grants when a new zygote may be started
 def child_environment() -> dict[str, str]:
     """The evaluators' environment: no tokens (a same-uid child can read /proc/<pid>/environ)."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SECRET_ENV_PREFIXES)}
+    # torch writes inductor's cache folder into this process's environment the first time anything here asks
+    # for it: passed on, the evaluators' state (a candidate reaching dynamo was killed by seccomp, or not)
+    # would depend on what this process had imported before its first zygote started
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
     env["TRITON_INTERPRET"] = "1" if detect_backend() == "cpu" else "0"
     if detect_backend() == "cuda" and "TRITON_LIBCUDA_PATH" not in env:
         from environment.evaluation.sandbox import libcuda_dir

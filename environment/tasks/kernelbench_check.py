@@ -1,6 +1,6 @@
 """One KernelBench problem through the real harness, as a benchmark or a test sees it: loaded
 (or refused with its reason), then the reference-as-ModelNew (must be correct) and a wrong variant
-(must be wrong) evaluated. Shared by bench/kernelbench.py and tests/test_kernelbench_suite.py."""
+(must be wrong) evaluated. Shared by bench/kernelbench.py and tests/environment/tasks/test_kernelbench_suite.py."""
 from __future__ import annotations
 
 import time

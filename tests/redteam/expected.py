@@ -457,11 +457,9 @@ EXPECTED: dict[str, Expect] = {
     # red team h23a: torch._dynamo by a computed name (past the static refusal and the runtime guard, which covers
     # torch.compile and the thread settings only): the inductor backend cannot build in the sandbox and dynamo runs
     # forward as plain PyTorch, counted op by op: the PyTorch price, 1x (0.75), below honest Triton (0.875)
-    # In the full suite (CI) dynamo's import in the child makes a forbidden system call and is killed by seccomp: a
-    # hack's 0 (run alone, in an evaluator whose zygote had not yet met dynamo, it ran forward as plain PyTorch,
-    # counted op by op: 1x, 0.75, below honest Triton 0.875; that order dependence is not understood yet). Either way
-    # no more than honest work.
-    "a172_dynamo_by_computed_name.py": Expect("gelu_bias", "flag", "sandbox_violation", "seccomp"),
+    # (The suite once saw seccomp kill it instead: inductor's cache folder, which torch writes into the server's
+    # environment when first asked, reached the zygotes started after that; they no longer inherit it.)
+    "a172_dynamo_by_computed_name.py": Expect("gelu_bias", "harmless", "no_custom_kernel", "none", correct=True),
     # red team h23a: TF32 switches set in the candidate's own process change nothing the model charges on a CPU host
     # (the task refuses TF32: PyTorch fp32 matmuls priced at the fp32 rate, reference and candidate alike)
     "a173_allow_tf32_switch_on_cpu.py": Expect("matmul_bias_relu", "harmless", "no_custom_kernel", "none",
@@ -479,9 +477,8 @@ EXPECTED: dict[str, Expect] = {
                                                          gap="before the fix: 0.10, no flag"),
     # red team h23a: dynamo (a172's computed name, eager backend) around a61's suppressed fallback: the guard still sees
     # the swallowed exception (dynamo's own, a file read Landlock refuses) and the kernel never launched (decoy): 0.
-    # Under the harness's default config the same file was killed by seccomp instead (sandbox_violation): 0 either way
-    # (in the full suite killed by seccomp first, as a172: sandbox_violation, 0 as well)
-    "a176_dynamo_wraps_suppressed_fallback.py": Expect("softmax", "flag", "sandbox_violation", "seccomp"),
+    # (seccomp killed it instead where the zygotes inherited inductor's cache folder, as a172)
+    "a176_dynamo_wraps_suppressed_fallback.py": Expect("softmax", "flag", "try_except_fallback", "runtime-check"),
     # state that survives the replay's poison: a160's scratch reset by each program only when it holds the replay's
     # fixed fill (NaN, 0x5A bytes), never on a device. Before: correct, 0.850 (1.74x) vs honest 0.761. Now state the
     # call never overwrites whole by an op of its own is charged one fill of its bytes (execute.py): 0.684

@@ -3,7 +3,10 @@
 Uses the same launcher as inference.py (``python -m uvicorn app:app``); the server's own output
 is kept in a log file whose tail is shown when it fails to start.
 
->>> from tests.support.env_server import env_server  # a module-scoped pytest fixture: the base URL
+``env_server`` (the base URL) is one server the whole test session shares (tests/conftest.py makes it
+available everywhere: take it as an argument, do not import it, or a module gets a server of its own);
+a test that needs other settings starts its own:
+
 >>> with started_server(KERNEL_ENV_MONITOR="1") as server: ...  # extra variables for the child
 """
 from __future__ import annotations
@@ -36,15 +39,21 @@ def started_server(start_timeout_s: float = 180.0, **env: str) -> Iterator[Local
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def env_server():
-    """Base URL (``http://127.0.0.1:PORT``) of a kernel_env server shared by the module's tests."""
-    with LocalServer(start_timeout_s=180) as server:
-        yield server.url
-
-
-@pytest.fixture(scope="module")
-def monitored_env_server():
-    """Like ``env_server``, with the monitor on (``GET /monitor``): tests read what the environment saw."""
+@pytest.fixture(scope="session")
+def shared_env_server():
+    """Base URL (``http://127.0.0.1:PORT``) of the kernel_env server the session's tests share, its monitor
+    on (``GET /monitor``: tests read what the environment saw). Each test plays in sessions of its own."""
     with started_server(KERNEL_ENV_MONITOR="1") as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def env_server(shared_env_server):
+    """The shared server (a module may override this name; the others below still reach the shared one)."""
+    return shared_env_server
+
+
+@pytest.fixture(scope="session")
+def monitored_env_server(shared_env_server):
+    """The shared server, named for the tests that read its monitor."""
+    return shared_env_server

@@ -9,7 +9,6 @@ import json
 import pytest
 import yaml
 
-from tests.support.env_server import env_server  # noqa: F401  (fixture)
 from tests.support.openai_stub import OpenAIStub, solution
 from tests.support.openenv_template import DIPG_QUESTION, dipg_env, mcp_env, template_env  # noqa: F401  (fixtures)
 from ui.generic import render

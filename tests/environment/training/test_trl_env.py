@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from environment.models import MAX_CODE_BYTES
 from environment.training.trl_env import KernelToolEnv
-from tests.support.env_server import env_server  # noqa: F401  (a fixture)
 
 HONEST = ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
           "    def __init__(self):\n        super().__init__()\n\n"

@@ -11,7 +11,7 @@ from environment import reward
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
-from tests.modeled.modeled_helpers import ROOT
+from tests.environment.evaluation.modeled.modeled_helpers import ROOT
 
 PROBLEMS = ROOT / "environment" / "tasks" / "problems"
 STYLES = [

@@ -149,7 +149,7 @@ def test_a_compile_worker_that_dies_is_a_harness_error_not_a_compile_verdict(tmp
     from environment.evaluation.modeled import aot
     from environment.evaluation.replay.rebuild import rebuild
 
-    fused = Path(__file__).resolve().parents[1] / "environment/tasks/problems/gelu_bias/solutions/correct/triton_fused.py"
+    fused = Path(__file__).resolve().parents[3] / "environment/tasks/problems/gelu_bias/solutions/correct/triton_fused.py"
     signature = {"name": "gelu_bias_kernel", "signature": {"x_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32",
                  "n_elements": "i32", "N": "i32", "BLOCK": "constexpr"}, "constexprs": {"BLOCK": 1024},
                  "aligned": [], "options": {}}

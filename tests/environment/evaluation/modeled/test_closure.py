@@ -11,7 +11,7 @@ from environment.evaluation.replay import closure
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
-from tests.modeled.test_sampled import load_module_from_source
+from tests.environment.evaluation.modeled.test_sampled import load_module_from_source
 
 PIPELINE = '''
 import torch

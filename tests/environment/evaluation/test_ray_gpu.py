@@ -16,7 +16,7 @@ from environment.tasks import get_task
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install '.[ray]')")
 
 from tests.support.ray_cluster import local_cluster  # noqa: E402
-from tests.test_ray_backend import using  # noqa: E402
+from tests.environment.evaluation.test_ray_backend import using  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 

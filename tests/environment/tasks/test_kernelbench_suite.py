@@ -11,7 +11,7 @@ import pytest
 from environment.tasks.kernelbench import problem_files
 from environment.tasks.kernelbench_check import check_problem
 
-KERNELBENCH = Path(__file__).resolve().parents[2] / "shared" / "kernelbench"  # beside the clone, never in it
+KERNELBENCH = Path(__file__).resolve().parents[4] / "shared" / "kernelbench"  # beside the clone, never in it
 SAMPLE = 20
 
 pytestmark = pytest.mark.skipif(not (KERNELBENCH / "level1").is_dir(),

@@ -25,10 +25,9 @@ from environment.models import KernelObservation
 from environment.training import episode_reward
 from environment.training.trl_env import TERSE_MAX_CHARS, KernelEnvFactory, submit_calls, terse_feedback_message
 from environment.trajectory import EpisodeRecord, read_episodes
-from tests.support.env_server import monitored_env_server  # noqa: F401  (a fixture)
 from ui.replay_export import load_replay
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 if not os.environ.get("CI"):  # CI installs the trl extra (scripts/test.sh): there a missing TRL fails loudly
     pytest.importorskip("trl")

@@ -6,7 +6,7 @@ import torch
 
 from environment.evaluation.modeled.counting import CostCounter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 GELU = ROOT / "environment" / "tasks" / "problems" / "gelu_bias"
 GELU_TOLERANCE = {"atol": 1e-5, "rtol": 1e-5}
 

@@ -15,8 +15,8 @@ from environment.evaluation.replay import coverage, sampled
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
-from tests.modeled.modeled_helpers import GELU, ROOT
-from tests.modeled.test_sampled import load_module_from_source
+from tests.environment.evaluation.modeled.modeled_helpers import GELU, ROOT
+from tests.environment.evaluation.modeled.test_sampled import load_module_from_source
 
 EMPTY = np.zeros(0, dtype=np.int64)
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from environment import KernelAction, KernelEnv
 from inference import LocalServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GELU = ROOT / "environment/tasks/problems/gelu_bias/solutions"
 HEADER = "import torch\nimport torch.nn as nn\n"
 

@@ -25,7 +25,7 @@ from tests.redteam.expected import EXPECTED
 from tests.support.env_server import started_server
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ATTACKS = ROOT / "tests" / "redteam" / "attacks"
 TOKEN = "monitor-test-token-5f2c9a7e"
 HACKS = ("a02_try_except_fallback.py", "a16_thread_import.py")

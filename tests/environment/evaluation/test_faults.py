@@ -165,20 +165,41 @@ def test_fault_ends_in_time_with_a_named_cause_and_the_pool_keeps_serving(name, 
         assert settled_leftovers(root) == [], f"{name} left processes behind under zygote {root}"
 
 
-def test_a_concurrent_session_is_unaffected_while_a_bomb_runs():
+def test_a_concurrent_session_is_unaffected_while_a_bomb_runs(monkeypatch):
+    """While the bomb holds a worker, a bystander is given another at its first try and evaluates correctly
+    (what each was given and when the bomb ended are recorded as they happen: no clock is compared)."""
     bomb = submission("hog = []\nfor _ in range(6):\n    hog.append(bytearray(2**28))\nwhile True:\n    pass\n")
-    outcome = {}
+    outcome, served = {}, {}
+    bomb_holds_a_worker = threading.Event()
+    queue = harness.pool()._queue
+    real_acquire = queue.acquire
+
+    def acquire(session, take):
+        tries = []
+
+        def recorded_take():
+            got = take()
+            tries.append(got is not None)
+            return got
+        got = real_acquire(session, recorded_take)
+        served[session] = (tries, "bomb" in outcome)  # at its first try? the bomb over by then?
+        if session == "bomber":
+            bomb_holds_a_worker.set()
+        return got
+    monkeypatch.setattr(queue, "acquire", acquire)
 
     def run_bomb():
-        outcome["bomb"] = harness.evaluate(TASK, bomb, CONFIG, seed=3, session="bomber")
-        outcome["bomb_done"] = time.monotonic()
+        try:
+            outcome["bomb"] = harness.evaluate(TASK, bomb, CONFIG, seed=3, session="bomber")
+        finally:
+            bomb_holds_a_worker.set()  # never leave the main thread waiting
 
     thread = threading.Thread(target=run_bomb)
     thread.start()
-    time.sleep(0.5)
+    bomb_holds_a_worker.wait()
     honest = honest_evaluation("bystander")
-    honest_done = time.monotonic()
     thread.join()
     assert honest.correct, f"{honest.load} {honest.correctness}"
-    assert honest_done < outcome["bomb_done"], "the bystander waited for the bomb instead of running beside it"
+    assert served["bystander"] == ([True], False), \
+        f"the bystander waited for the bomb instead of running beside it: {served['bystander']}"
     assert F.TIMEOUT in outcome["bomb"].flags

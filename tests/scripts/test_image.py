@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "image_check.sh"
 _spec = importlib.util.spec_from_file_location("image_probe", ROOT / "scripts" / "image_probe.py")
 image_probe = importlib.util.module_from_spec(_spec)

@@ -10,7 +10,6 @@ from websockets.sync.client import connect
 
 from environment.tasks import get_task
 from environment.wire import salt_base
-from tests.support.env_server import started_server
 
 pytestmark = pytest.mark.slow
 
@@ -27,12 +26,11 @@ def _episode(url: str, codes: list[str]) -> list[str]:
     return [f.replace(episode_id, "<episode>") for f in frames]
 
 
-def test_three_fresh_sessions_replay_byte_identical_observations():
+def test_three_fresh_sessions_replay_byte_identical_observations(env_server):
     task = get_task("gelu_bias")
     codes = [task.solutions["wrong"][0].read_text(),
              next(p for p in task.solutions["correct"] if p.name == "triton_fused.py").read_text()]
-    with started_server() as server:
-        runs = [_episode(server.url, codes) for _ in range(3)]
+    runs = [_episode(env_server, codes) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
     last = json.loads(runs[0][-1])["data"]["observation"]
     assert last["correct"] is True and last["speedup_kind"] == "modeled"

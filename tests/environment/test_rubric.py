@@ -18,7 +18,7 @@ from environment.models import KernelAction
 from environment.rubric import KernelRubric, score
 from environment.tasks import GRADED_TASKS
 
-PROBLEMS = Path(__file__).resolve().parents[1] / "environment" / "tasks" / "problems"
+PROBLEMS = Path(__file__).resolve().parents[2] / "environment" / "tasks" / "problems"
 
 
 def spec(result: EvalResult) -> float:

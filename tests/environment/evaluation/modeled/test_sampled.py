@@ -11,7 +11,7 @@ from environment.evaluation.replay import coverage, sampled
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
-from tests.modeled.modeled_helpers import GELU, load_module
+from tests.environment.evaluation.modeled.modeled_helpers import GELU, load_module
 
 
 def test_only_the_corners_are_public_the_estimate_and_the_checks_come_from_the_seed():

@@ -24,7 +24,7 @@ from environment.tasks.kernelbench import reference_as_submission
 from tests.redteam.expected import EXPECTED
 from tests.support.openai_stub import OpenAIStub
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 ATTACKS = ROOT / "tests" / "redteam" / "attacks"
 # Attacks no static rule catches, and why none can (docs/signals.md): a01 is the reference's own ops, which the
 # reference-as-submission is too (honest by contract: parity credit only); a181 and a182 are plain PyTorch calls,

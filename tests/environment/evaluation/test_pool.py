@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from environment.config import harness_config
 from environment.evaluation.inputs import seed_plan
@@ -70,6 +71,17 @@ def test_evaluator_processes_never_inherit_tokens(monkeypatch):
     assert "hf_secret_value_123" not in "".join(env.values())
 
 
+def test_the_evaluators_environment_does_not_depend_on_what_the_server_imported_first(monkeypatch):
+    """torch writes inductor's cache folder into os.environ when first asked: a zygote started after that must
+    see the same environment as one started before (a172's verdict once depended on it)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    before = child_environment()
+    cache_dir()
+    assert "TORCHINDUCTOR_CACHE_DIR" in os.environ
+    assert child_environment() == before
+
+
 def test_a_zygote_that_died_while_idle_is_replaced_transparently():
     pool = EvaluatorPool(1)
     try:
@@ -96,12 +108,12 @@ def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
 def test_closing_a_pool_leaves_no_traceback_from_its_spare_processes():
     # a pool forks its evaluator and children ahead of requests; closing it closes their channels
     # before anything came, which is an ending, not a failure to print on the server's stderr
-    script = ("from tests.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
+    script = ("from tests.environment.evaluation.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
               "pool = EvaluatorPool(1)\n"
               "assert pool.run(_request(0), 's', 120)['kind'] == 'result'\n"
               "pool.close()\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
 
