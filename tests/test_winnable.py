@@ -17,9 +17,6 @@ NOT_YET = {
     "softmax": "priced at 8192x4096, where ATen's shared-memory softmax reads each row once as the Triton "
                "kernel does: a tie (the H100 data, 1.76x, is at 16383x2049, ATen's three-pass kernel)",
     "mlp_block": "the shipped Triton solution is unreplayable at the GPU shape; fp32 as matmul_bias_relu",
-    "causal_attention": "fp32 flash kernels: IEEE tl.dot 0.05x (the H100 measures it 90x slower than SDPA), "
-                        "tf32x3 (triton_grid3d_tf32x3) 0.366x at the model shape; needs a bf16 variant",
-    "gqa_attention": "as causal_attention",
 }
 
 
