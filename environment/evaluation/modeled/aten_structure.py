@@ -103,8 +103,8 @@ def attention_grid(func, args, kwargs) -> dict | None:
     scores, busiest = 0, 0      # score elements computed: all, and by the busiest CTA
     for m in range(-(-s_q // block_m)):
         rows = min(block_m, s_q - m * block_m)
-        last_key = min(s_k, (m + 1) * block_m + (s_k - s_q)) if causal else s_k   # bottom-right aligned
-        keys = min(s_k, min(n_blocks, -(-max(last_key, 0) // block_n)) * block_n)
+        last_key = min(s_k, (m + 1) * block_m) if causal else s_k   # is_causal: top-left aligned, as SDPA defines it
+        keys = min(s_k, min(n_blocks, -(-last_key // block_n)) * block_n)
         scores += rows * keys
         busiest = max(busiest, rows * keys)
     size = q.element_size()
