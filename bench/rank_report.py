@@ -121,7 +121,8 @@ def leave_one_out(ok: list[tuple[dict, float]]) -> None:
         rows.append(f)
         cells = " | ".join(f"{f[s][1]:.3f}" if s in f else "–" for s in ("all", "easy", "medium", "hard"))
         print(f"| {task} | {f['all'][0]} | {cells} | {f['pairs'][0]} of {f['pairs'][1]} |")
-    lows = " | ".join(f"{min(f[s][1] for f in rows if s in f):.3f}" for s in ("all", "easy", "medium", "hard"))
+    lows = " | ".join(f"{min(f[s][1] for f in rows if s in f):.3f}" if any(s in f for f in rows) else "–"
+                      for s in ("all", "easy", "medium", "hard"))
     print(f"| lowest | | {lows} | |\n")
 
 
