@@ -434,15 +434,17 @@ EXPECTED: dict[str, Expect] = {
     # normal inputs. A half-precision attention run only when priced: before, 0.574 (a164, a165, correct) vs honest
     # 0.500; a166 was priced down at the GPU shape (0.5). Now every judged call runs under the same recorder (a164
     # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on the trials'
-    # harder families (wide and extreme: one each, secretly), so a165 and a166 are wrong on the counted call
+    # harder families (wide and extreme: one each, secretly), so a165 and a166 were wrong on the counted call.
+    # Since causal_attention runs in bf16 its priced program's fp16 is no downgrade (more mantissa, the same
+    # tensor-core rate, two casts more): correct and slower (0.587 against the honest 0.782), so they no longer
+    # exercise the told-apart checks; retarget them to an fp32 task whose PyTorch op has a cheaper half path
     "a164_priced_call_told_by_recorder_state.py": Expect("causal_attention", "harmless", "no_custom_kernel",
-                                                         "runtime-check", correct=False, evidence="wide inputs",
+                                                         "runtime-check", correct=True,
                                                          gap="before the fix: correct, 0.574 vs honest 0.500"),
     "a165_priced_call_told_by_its_shape.py": Expect("causal_attention", "harmless", "no_custom_kernel", "runtime-check",
-                                                    correct=False, evidence="the counted call",
-                                                    gap="before the fix: correct, 0.574 vs honest 0.500"),
+                                                    correct=True, gap="before the fix: correct, 0.574 vs honest 0.500"),
     "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "harmless", "no_custom_kernel",
-                                                     "runtime-check", correct=False, evidence="the counted call",
+                                                     "runtime-check", correct=True,
                                                      gap="before the fix: 0.5 (priced down at the GPU shape)"),
     # red team h23a: the name-based refusal of torch.compile exempted a call through any alias of it from the
     # forbidden-builtin flag; `from torch import compile as exec` + `del exec` uncovered the builtin exec unflagged
@@ -484,8 +486,9 @@ EXPECTED: dict[str, Expect] = {
     # call never overwrites whole by an op of its own is charged one fill of its bytes (execute.py): 0.684
     "a190_state_survives_the_fixed_poison.py": Expect("cross_entropy", "harmless", None, "replay", correct=True,
                                                       gap="before the fix: correct, 0.850 (1.74x) vs honest 0.761"),
-    # the model shape still tells the counted call apart: plain TF32 dots there only, on the bet that the harder
-    # families (one key dominating each query) hide TF32's error; the extreme family fails it on the counted call
+    # the model shape still tells the counted call apart: plain TF32 dots there only (fp8 since the task runs in
+    # bf16), on the bet that the harder families (one key dominating each query) hide the error; the extreme
+    # family fails it on the counted call
     "a191_priced_shape_tf32_passes_harder_families.py": Expect("causal_attention", "harmless", None, "runtime-check",
                                                                correct=False, evidence="the counted call"),
     # a190 with the scratch passed through in-place metadata ops (schema writes, no data): not an initialisation

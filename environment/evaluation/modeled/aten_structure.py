@@ -19,6 +19,8 @@ with open(SPEC_PATH) as _f:   # read at import: counting runs in children that m
     _BLOCK: dict = yaml.safe_load(_f)["aten_structure"]
 VECTOR_BYTES: int = _BLOCK["vector_bytes"]
 STRUCTURE: dict = _BLOCK["ops"]
+ATTENTION: dict = _BLOCK["attention"]
+_ATTENTION_DTYPES = {getattr(torch, name) for name in ATTENTION["dtypes"]}
 
 
 def _bytes(t: torch.Tensor) -> int:
@@ -78,3 +80,38 @@ def kernel_bytes(func, args, inputs: list[torch.Tensor], outputs: list[torch.Ten
         reads, _, writes = kernel.partition("->")
         out.append(sum(terms[name] for name in reads.split() + writes.split()))
     return out
+
+
+def attention_grid(func, args, kwargs) -> dict | None:
+    """A half-precision SDPA as FlashAttention-2's forward kernel runs it (gpus.yaml `attention`): its
+    programs (one per query block, head and batch), the FLOPs of the key blocks it computes (under
+    is_causal only those at or below the diagonal) and its online softmax's elementwise ops on their
+    scores, and its busiest program's FLOPs, ops and bytes, to be priced as a Triton launch of that
+    grid is. None for any other op or dtype."""
+    if func._overloadpacket.__name__ not in ATTENTION["ops"] or len(args) < 3:
+        return None
+    q, k, v = args[:3]
+    if not all(isinstance(t, torch.Tensor) and t.dim() == 4 for t in (q, k, v)) or q.dtype not in _ATTENTION_DTYPES:
+        return None
+    causal = bool(args[4] if len(args) > 4 else kwargs.get("is_causal", False))
+    batch, heads, s_q, d = q.shape
+    s_k, d_v = k.shape[-2], v.shape[-1]
+    block_m = ATTENTION["block_m"]
+    fits = [limit for limit in sorted(ATTENTION["block_n"]) if d <= limit]
+    block_n = ATTENTION["block_n"][fits[0] if fits else max(ATTENTION["block_n"])]
+    n_blocks = -(-s_k // block_n)
+    scores, busiest = 0, 0      # score elements computed: all, and by the busiest CTA
+    for m in range(-(-s_q // block_m)):
+        rows = min(block_m, s_q - m * block_m)
+        last_key = min(s_k, (m + 1) * block_m) if causal else s_k   # is_causal: top-left aligned, as SDPA defines it
+        keys = min(s_k, min(n_blocks, -(-last_key // block_n)) * block_n)
+        scores += rows * keys
+        busiest = max(busiest, rows * keys)
+    size = q.element_size()
+    ops = ATTENTION["softmax_ops"] + d_v / block_n   # and the rescale of the output rows once per key block
+    program_bytes = size * (block_m * (d + d_v) + busiest // block_m * (d + d_v))   # q and out rows, the k/v streamed
+    dot = 2 * (d + d_v)         # q k^T and p v: 2 FLOPs per multiply-add, per score element
+    return {"programs": batch * heads * -(-s_q // block_m),
+            "flops": float(batch * heads * scores * dot), "elementwise": float(batch * heads * scores * ops),
+            "program_flops": float(busiest * dot), "program_elementwise": float(busiest * ops),
+            "program_bytes": int(program_bytes)}

@@ -13,7 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
-from environment.evaluation.modeled.aten_structure import kernel_bytes
+from environment.evaluation.modeled.aten_structure import attention_grid, kernel_bytes
 from environment.evaluation.modeled.memory import SECTOR, no_sectors, size, tensor_interval, union
 from environment.evaluation.modeled.precision import torch_dot_precision
 
@@ -61,6 +61,12 @@ def aten_records(func, args, kwargs, out):
         name = str(func) if len(kernels) == 1 else f"{func} [{i + 1}/{len(kernels)}]"
         records.append({"name": name, "kind": "aten", "programs": None, "bytes_unique": moved,
                         "bytes_sectors": moved, "flops": flops if i == 0 else {}})
+    grid = attention_grid(func, args, kwargs)
+    if grid is not None:   # FlashAttention-2's grid: priced per wave of CTAs, as a Triton launch
+        key = torch_dot_precision(inputs[0].dtype)
+        records[0].update(programs=grid["programs"], flops={key: grid["flops"], "fp32": grid["elementwise"]},
+                          program_flops_max={key: grid["program_flops"], "fp32": grid["program_elementwise"]},
+                          program_bytes_max=grid["program_bytes"])
     return records, reads, writes
 
 

@@ -19,9 +19,6 @@ NOT_YET = {
                "memory kernel reads each row once; at the measured 16383x2049 the GPU-shape price is 1.98x)",
     "mlp_block": "priced now (0.434x, IEEE fp32), but only at the model shape, capped at 1x: at the GPU shape a "
                  "sampled fc2 tile reads a whole row of 64 fc1 tiles, past the sampled replay's closure bound",
-    "causal_attention": "fp32 flash kernels: IEEE tl.dot 0.05x (the H100 measures it 90x slower than SDPA), "
-                        "tf32x3 (triton_grid3d_tf32x3) 0.366x at the model shape; needs a bf16 variant",
-    "gqa_attention": "as causal_attention",
 }
 
 

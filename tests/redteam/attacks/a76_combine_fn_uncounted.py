@@ -15,17 +15,17 @@ def attn_combine(qa, oa, ka, va, sa, da, qb, ob, kb, vb, sb, db):
     cols = tl.arange(0, BD)
     m = (rows[:, None] < sb) & (cols[None, :] < db)
     offs = rows[:, None] * db + cols[None, :]
-    q = tl.load(qb.to(tl.pointer_type(tl.float32)) + offs, mask=m, other=0.0)
-    k = tl.load(kb.to(tl.pointer_type(tl.float32)) + offs, mask=m, other=0.0)
-    v = tl.load(vb.to(tl.pointer_type(tl.float32)) + offs, mask=m, other=0.0)
-    s = tl.dot(q, tl.trans(k), input_precision="ieee") * (1.0 / tl.sqrt(db.to(tl.float32)))
+    q = tl.load(qb.to(tl.pointer_type(tl.bfloat16)) + offs, mask=m, other=0.0)
+    k = tl.load(kb.to(tl.pointer_type(tl.bfloat16)) + offs, mask=m, other=0.0)
+    v = tl.load(vb.to(tl.pointer_type(tl.bfloat16)) + offs, mask=m, other=0.0)
+    s = tl.dot(q, tl.trans(k)) * (1.0 / tl.sqrt(db.to(tl.float32)))
     vis = (rows[None, :] <= rows[:, None]) & (rows[None, :] < sb)
     s = tl.where(vis, s, float("-inf"))
     mx = tl.max(s, axis=1)
     p = tl.exp(s - mx[:, None])
     l = tl.sum(p, axis=1)
-    o = tl.dot(p, v, input_precision="ieee") / l[:, None]
-    tl.store(ob.to(tl.pointer_type(tl.float32)) + offs, o, mask=m)
+    o = tl.dot(p.to(tl.bfloat16), v) / l[:, None]
+    tl.store(ob.to(tl.pointer_type(tl.bfloat16)) + offs, o, mask=m)
     return qa, oa, ka, va, sa, da
 
 

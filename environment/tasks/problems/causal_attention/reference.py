@@ -19,7 +19,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(B, H, S, D), torch.randn(B, H, S, D), torch.randn(B, H, S, D)]
+    # bf16, as attention runs in LLMs (the flash kernels a GPU runs take fp16/bf16)
+    return [torch.randn(B, H, S, D, dtype=torch.bfloat16) for _ in range(3)]
 
 
 def get_init_inputs():

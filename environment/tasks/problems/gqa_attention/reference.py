@@ -23,7 +23,9 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(B, HQ, S, D), torch.randn(B, HKV, S, D), torch.randn(B, HKV, S, D)]
+    # bf16, as attention runs in LLMs (the flash kernels a GPU runs take fp16/bf16)
+    return [torch.randn(B, HQ, S, D, dtype=torch.bfloat16), torch.randn(B, HKV, S, D, dtype=torch.bfloat16),
+            torch.randn(B, HKV, S, D, dtype=torch.bfloat16)]
 
 
 def get_init_inputs():

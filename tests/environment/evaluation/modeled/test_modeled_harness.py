@@ -183,16 +183,22 @@ def test_a_split_kernel_adding_atomically_into_a_zeroed_output_keeps_its_gpu_sha
 
 def test_a_kernel_at_the_reward_floor_is_not_priced_at_the_gpu_shape_and_scores_the_same():
     """The credit is the lower of the two prices and the reward pays no speed at or below its floor, so a
-    kernel whose model-shape speedup is already there (the shipped flash attention: 0.05x) keeps a speed
-    reward of 0 whatever the GPU shape says: its GPU-shape price is not waited for. A kernel above the
-    floor still is priced there."""
+    kernel whose model-shape speedup is already there (the shipped flash attention with its bf16 tiles
+    widened to fp32 for IEEE dots on the CUDA cores, launched eight times over) keeps a speed reward of 0
+    whatever the GPU shape says: its GPU-shape price is not waited for. A kernel above the floor still is
+    priced there."""
     import dataclasses
 
     from environment.config import harness_config
 
     on = dataclasses.replace(harness_config(), gpu_shape_pricing=True)
     task = get_task("causal_attention")
-    flash = next(p for p in task.solutions["correct"] if p.stem.startswith("triton")).read_text()
+    shipped = next(p for p in task.solutions["correct"] if p.stem == "triton_flash").read_text()
+    flash = (shipped.replace("tl.dot(q, tl.trans(k))", 'tl.dot(q.to(tl.float32), tl.trans(k).to(tl.float32), '
+                                                       'input_precision="ieee")')
+             .replace("tl.dot(p.to(v.dtype), v)", 'tl.dot(p, v.to(tl.float32), input_precision="ieee")')
+             .replace("        flash_causal_kernel[grid](", "        for _ in range(8):\n            flash_causal_kernel[grid]("))
+    assert flash.count('input_precision="ieee"') == 2 and "range(8)" in flash
     result = evaluate(task, flash, on, seed=1)
     p = result.performance
     assert result.correct and p.speedup is not None and p.speedup <= reward.SPEEDUP_FLOOR, p.note

@@ -20,6 +20,27 @@ def test_cpu_flash_attention_is_charged_the_gpu_flash_attention_formula():
     assert launch["flops"] == {"dot_fp32": 4.0 * 2 * 65 * 65 * 32}  # 2 matmuls of 2*S*S*D per head
 
 
+def test_a_half_precision_sdpa_is_priced_as_flash_attention_2_runs_it():
+    """bf16 SDPA is the flash backend on a GPU: one CTA per 128-row query block and head (occupancy, as a
+    Triton launch), only the key blocks at or below the diagonal when causal (kBlockN 128 at D 64), and the
+    online softmax's elementwise ops on every score computed (5, and the rescale of D output columns per
+    key block). fp32 SDPA stays one launch on the full S x S formula."""
+    q, k, v = (torch.randn(1, 2, 200, 64, dtype=torch.bfloat16) for _ in range(3))
+    scores = 128 * 128 + 72 * 200                 # query block 0: its diagonal key block; block 1: all 200 keys
+    ops = 5 + 64 / 128
+    for causal, per_head, busiest in ((True, scores, 128 * 128), (False, 200 * 200, 128 * 200)):
+        _, report = count(lambda a, b, c: torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=causal),
+                          q, k, v)
+        [launch] = report["launches"]
+        assert launch["programs"] == 2 * 2
+        assert launch["flops"] == {"dot_bf16": 2 * per_head * 2 * (64 + 64), "fp32": 2 * per_head * ops}
+        assert launch["program_flops_max"] == {"dot_bf16": busiest * 2 * (64 + 64), "fp32": busiest * ops}
+    _, report = count(lambda a, b, c: torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=True),
+                      *(t.float() for t in (q, k, v)))
+    assert report["launches"][0]["programs"] is None
+    assert report["launches"][0]["flops"] == {"dot_fp32": 4.0 * 2 * 200 * 200 * 64}
+
+
 def test_a_broadcast_input_counts_its_bytes_once():
     x, bias = torch.randn(128, 256), torch.randn(256)
     _, report = count(lambda a, b: a + b, x, bias)

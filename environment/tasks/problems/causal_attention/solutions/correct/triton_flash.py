@@ -1,4 +1,5 @@
-"""Flash-attention Triton kernel: online softmax over key blocks, causal block skipping, masked tails."""
+"""Flash-attention Triton kernel on bf16 tensor cores: bf16 tl.dot with fp32 accumulation, online softmax
+in fp32 over key blocks, causal block skipping, masked tails."""
 import math
 
 import torch
@@ -28,17 +29,17 @@ def flash_causal_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, qk_scale,
         kv_mask = (cols[:, None] < S) & d_mask
         k = tl.load(k_ptr + kv_offs, mask=kv_mask, other=0.0)
         v = tl.load(v_ptr + kv_offs, mask=kv_mask, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * qk_scale  # log2 domain
+        s = tl.dot(q, tl.trans(k)) * qk_scale  # bf16 operands, fp32 accumulator; log2 domain
         visible = (cols[None, :] <= offs_m[:, None]) & (cols[None, :] < S)
         s = tl.where(visible, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)  # probabilities as bf16, as FlashAttention does
         m_i = m_new
     out = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], out,
+    tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], out.to(o_ptr.dtype.element_ty),
              mask=(offs_m[:, None] < S) & d_mask)
 
 

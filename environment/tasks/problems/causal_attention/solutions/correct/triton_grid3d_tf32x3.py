@@ -1,4 +1,5 @@
-"""Flash attention on a 3-D grid (query blocks, heads, batch) with strides passed per axis, tf32x3 tl.dot,
+"""Flash attention on a 3-D grid (query blocks, heads, batch) with strides passed per axis, the bf16 tiles
+widened to fp32 for tf32x3 tl.dot (fp32-accurate math on bf16 data),
 online softmax in the exp2 domain, causal block skipping."""
 import math
 
@@ -17,7 +18,7 @@ def attn_3d(q_ptr, k_ptr, v_ptr, o_ptr, sb, sh, ss, S, D, qk_scale,
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     d_ok = offs_d[None, :] < D
-    q = tl.load(q_ptr + base + offs_m[:, None] * ss + offs_d[None, :], mask=(offs_m[:, None] < S) & d_ok, other=0.0)
+    q = tl.load(q_ptr + base + offs_m[:, None] * ss + offs_d[None, :], mask=(offs_m[:, None] < S) & d_ok, other=0.0).to(tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
@@ -25,8 +26,8 @@ def attn_3d(q_ptr, k_ptr, v_ptr, o_ptr, sb, sh, ss, S, D, qk_scale,
         cols = start_n + offs_n
         kv = base + cols[:, None] * ss + offs_d[None, :]
         kv_ok = (cols[:, None] < S) & d_ok
-        k = tl.load(k_ptr + kv, mask=kv_ok, other=0.0)
-        v = tl.load(v_ptr + kv, mask=kv_ok, other=0.0)
+        k = tl.load(k_ptr + kv, mask=kv_ok, other=0.0).to(tl.float32)
+        v = tl.load(v_ptr + kv, mask=kv_ok, other=0.0).to(tl.float32)
         s = tl.dot(q, tl.trans(k), input_precision="tf32x3") * qk_scale
         s = tl.where((cols[None, :] <= offs_m[:, None]) & (cols[None, :] < S), s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
@@ -35,7 +36,7 @@ def attn_3d(q_ptr, k_ptr, v_ptr, o_ptr, sb, sh, ss, S, D, qk_scale,
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="tf32x3")
         m_i = m_new
-    tl.store(o_ptr + base + offs_m[:, None] * ss + offs_d[None, :], acc / l_i[:, None],
+    tl.store(o_ptr + base + offs_m[:, None] * ss + offs_d[None, :], (acc / l_i[:, None]).to(o_ptr.dtype.element_ty),
              mask=(offs_m[:, None] < S) & d_ok)
 
 

@@ -28,14 +28,14 @@ def flash_causal_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, qk_scale,
         kv_mask = (cols[:, None] < S) & d_mask
         k = tl.load(k_ptr + kv_offs, mask=kv_mask, other=0.0)
         v = tl.load(v_ptr + kv_offs, mask=kv_mask, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * qk_scale  # log2 domain
+        s = tl.dot(q, tl.trans(k)) * qk_scale  # bf16 operands, fp32 accumulator; log2 domain
         visible = (cols[None, :] <= offs_m[:, None]) & (cols[None, :] < S)
         s = tl.where(visible, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc + tl.dot(p, v, input_precision="ieee")
+        acc = acc + tl.dot(p.to(v.dtype), v)
         m_i = m_new
     out = acc / l_i[:, None]
     tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], out,
