@@ -13,7 +13,7 @@ from environment import curriculum
 from environment.config import ServerConfig
 from environment.env import KernelEnvironment
 from environment.evaluation import harness
-from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
+from environment.evaluation.transport.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
 from environment.tasks.registry import listing
 from server import shutdown

@@ -18,7 +18,7 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
+child = sys.modules["environment.evaluation.child.serve"]
 real_time = child._cmd_time
 
 
@@ -56,7 +56,7 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
+child = sys.modules["environment.evaluation.child.serve"]
 real_time, real_digest, real_reply = child._cmd_time, child._digest, child.send_reply
 
 
@@ -104,7 +104,7 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
+child = sys.modules["environment.evaluation.child.serve"]
 real_time = child._cmd_time
 
 

@@ -7,7 +7,7 @@ import pytest
 from environment import reward
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
-from environment.evaluation.pool import EvaluatorPool
+from environment.evaluation.transport.pool import EvaluatorPool
 from environment.tasks import get_task
 
 pytestmark = pytest.mark.skipif(__import__("environment.config", fromlist=["x"]).detect_backend() != "cpu",
@@ -41,9 +41,9 @@ def test_modeled_speedup_is_bit_identical_across_runs_and_processes():
 def _request(source: str, seed: int) -> dict:
     from environment.config import harness_config
     from environment.evaluation import harness
-    from environment.evaluation.inputs import seed_plan
-    from environment.evaluation.pool import config_payload, task_payload
-    from environment.evaluation.static_checks import check_source
+    from environment.evaluation.evaluator.inputs import seed_plan
+    from environment.evaluation.transport.pool import config_payload, task_payload
+    from environment.evaluation.static.checks import check_source
     config = harness_config()
     return {"task": task_payload(GELU), "source": source,
             "seeds": seed_plan(b"another-secret", seed, GELU.id, "", config.trials),

@@ -7,9 +7,9 @@ import sys
 import threading
 
 from environment.config import harness_config
-from environment.evaluation.inputs import seed_plan
-from environment.evaluation.pool import EvaluatorPool, child_environment, config_payload, task_payload
-from environment.evaluation.static_checks import check_source
+from environment.evaluation.evaluator.inputs import seed_plan
+from environment.evaluation.transport.pool import EvaluatorPool, child_environment, config_payload, task_payload
+from environment.evaluation.static.checks import check_source
 from environment.tasks import get_task
 
 TASK = get_task("gelu_bias")
@@ -86,7 +86,7 @@ def test_a_zygote_that_died_while_idle_is_replaced_transparently():
 
 def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
     from environment.config import detect_backend
-    from environment.evaluation.dispatch import backend_kind, make_backend
+    from environment.evaluation.transport.dispatch import backend_kind, make_backend
     monkeypatch.delenv("KERNEL_ENV_RAY_ADDRESS", raising=False)
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if the extra were not installed
     backend = make_backend(1)
@@ -96,7 +96,7 @@ def test_the_local_pool_is_the_default_backend_and_needs_no_ray(monkeypatch):
 def test_closing_a_pool_leaves_no_traceback_from_its_spare_processes():
     # a pool forks its evaluator and children ahead of requests; closing it closes their channels
     # before anything came, which is an ending, not a failure to print on the server's stderr
-    script = ("from tests.test_pool import _request; from environment.evaluation.pool import EvaluatorPool\n"
+    script = ("from tests.test_pool import _request; from environment.evaluation.transport.pool import EvaluatorPool\n"
               "pool = EvaluatorPool(1)\n"
               "assert pool.run(_request(0), 's', 120)['kind'] == 'result'\n"
               "pool.close()\n")

@@ -11,13 +11,13 @@ import threading
 from typing import Optional
 
 from environment.config import HarnessConfig, ServerConfig, harness_config
-from environment.evaluation.backends import unsupported_here
-from environment.evaluation.dispatch import EvaluationBackend, backend_kind, make_backend
-from environment.evaluation.inputs import seed_plan
-from environment.evaluation.pool import config_payload, task_payload
+from environment.evaluation.static.backends import unsupported_here
+from environment.evaluation.transport.dispatch import EvaluationBackend, backend_kind, make_backend
+from environment.evaluation.evaluator.inputs import seed_plan
+from environment.evaluation.transport.pool import config_payload, task_payload
 from environment.evaluation.result import EvalResult, LoadResult
-from environment.evaluation.static_checks import check_source
-from environment.evaluation.tf32_policy import with_tf32_decision
+from environment.evaluation.static.checks import check_source
+from environment.evaluation.evaluator.tf32_policy import with_tf32_decision
 from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from environment.config import SECRET_ENV_PREFIXES, RayConfig
-from environment.evaluation.fair import FairQueue
+from environment.evaluation.transport.fair import FairQueue
 
 log = logging.getLogger("kernel_env.ray")
 INSTALL_HINT = "pip install '.[ray]' on the API server and every node, or unset KERNEL_ENV_RAY_ADDRESS"
@@ -33,7 +33,7 @@ class EvaluationActor:
     def __init__(self, name: str, kind: str, workers: int) -> None:
         import ray
 
-        from environment.evaluation.pool import EvaluatorPool
+        from environment.evaluation.transport.pool import EvaluatorPool
 
         for key in [k for k in os.environ if k.upper().startswith(SECRET_ENV_PREFIXES)]:
             del os.environ[key]  # a node started with tokens in its environment does not pass them on

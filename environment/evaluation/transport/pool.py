@@ -17,10 +17,10 @@ from typing import Any, Optional
 import torch
 
 from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
-from environment.evaluation import frames
-from environment.evaluation.fair import FairQueue
+from environment.evaluation.transport import frames
+from environment.evaluation.transport.fair import FairQueue
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _START = "start a zygote"  # what _take grants when a new zygote may be started
 
 
@@ -29,7 +29,7 @@ def child_environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SECRET_ENV_PREFIXES)}
     env["TRITON_INTERPRET"] = "1" if detect_backend() == "cpu" else "0"
     if detect_backend() == "cuda" and "TRITON_LIBCUDA_PATH" not in env:
-        from environment.evaluation.sandbox import libcuda_dir
+        from environment.evaluation.transport.sandbox import libcuda_dir
         found = libcuda_dir()
         if found:
             env["TRITON_LIBCUDA_PATH"] = found
@@ -54,7 +54,7 @@ def huge_page_tunables(tunables: str) -> str:
 
 class Zygote:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "environment.evaluation.zygote"], cwd=str(ROOT),
+        self.proc = subprocess.Popen([sys.executable, "-m", "environment.evaluation.transport.zygote"], cwd=str(ROOT),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(),
                                      start_new_session=True)
         header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + 180)

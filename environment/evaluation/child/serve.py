@@ -24,12 +24,14 @@ from typing import Any, NoReturn, Optional
 import torch
 from pydantic import ValidationError
 
-from environment.evaluation import fallback_guard, frames, gpu_numerics, outputs, runtime_features, sandbox
-from environment.evaluation.launches import LaunchCounter
-from environment.evaluation.inputs import fingerprint, geometry, planned_inputs
-from environment.evaluation.protocol import (COMMAND, NOT_PLAIN, Count, Counted, Digest, Digested, Exit, Fetch,
-                                             Fetched, Job, Loaded, Pick, Ran, Reply, ReplayJob, Run, Stage, Staged,
-                                             Time, Timed, TraceCall, Traced, Unknown)
+from environment.evaluation.child import fallback_guard, gpu_numerics, outputs
+from environment.evaluation.static import runtime_features
+from environment.evaluation.transport import frames, sandbox
+from environment.evaluation.child.launches import LaunchCounter
+from environment.evaluation.evaluator.inputs import fingerprint, geometry, planned_inputs
+from environment.evaluation.transport.protocol import (COMMAND, NOT_PLAIN, Count, Counted, Digest, Digested, Exit, Fetch,
+                                                       Fetched, Job, Loaded, Pick, Ran, Reply, ReplayJob, Run, Stage, Staged,
+                                                       Time, Timed, TraceCall, Traced, Unknown)
 
 
 def _fmt_exc(exc: BaseException, filename: str) -> str:

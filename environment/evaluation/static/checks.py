@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from environment.evaluation import flags as F
-from environment.evaluation import runtime_features
+from environment.evaluation.static import runtime_features
 from environment.evaluation.result import StaticResult
 
 MAX_SOURCE_BYTES = 256 * 1024

@@ -17,8 +17,8 @@ import time
 import traceback
 from pathlib import Path
 
-from environment.evaluation import frames
-from environment.evaluation.sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, prctl, probe_layers
+from environment.evaluation.transport import frames
+from environment.evaluation.transport.sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, prctl, probe_layers
 
 
 def _warm_up(backend: str) -> None:
@@ -42,14 +42,14 @@ def _warm_up(backend: str) -> None:
     torch.save(x, io.BytesIO())
     torch.nn.functional.gelu(x + 1)
     # Everything an evaluator and its children import, so no fork pays for (or races with) an import.
-    import environment.evaluation.child  # noqa: F401
-    import environment.evaluation.evaluator  # noqa: F401
-    import environment.evaluation.performance  # noqa: F401
+    import environment.evaluation.child.serve  # noqa: F401
+    import environment.evaluation.evaluator.pipeline  # noqa: F401
+    import environment.evaluation.evaluator.performance  # noqa: F401
     import environment.evaluation.replay.replayer  # noqa: F401
     import environment.config  # noqa: F401
     import environment.tasks.task  # noqa: F401
     if backend == "cpu":
-        from environment.evaluation.modeled_bridge import run_self_test
+        from environment.evaluation.evaluator.modeled_speed import run_self_test
         from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
         model.load_spec()  # parsed once here: every evaluator inherits it
         ok, detail = run_self_test()
@@ -80,8 +80,8 @@ def _reap_orphans() -> None:
 
 def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
     from environment.config import HarnessConfig
-    from environment.evaluation.evaluator import Evaluation
-    from environment.evaluation.inputs import SeedPlan
+    from environment.evaluation.evaluator.pipeline import Evaluation
+    from environment.evaluation.evaluator.inputs import SeedPlan
     from environment.evaluation.result import StaticResult
     from environment.tasks.task import Task
 
@@ -131,7 +131,7 @@ class _Spare:
                 os.close(fd)
             code = 0
             try:
-                from environment.evaluation.children import ChildHandle
+                from environment.evaluation.transport.children import ChildHandle
                 from environment.evaluation.replay.replayer import replayer_main
                 # candidate, reference, replayer, sampler (the GPU-shape replay beside the replayer's): all
                 # forked before the request exists in this process

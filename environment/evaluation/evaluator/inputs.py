@@ -175,7 +175,7 @@ def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: 
     if cap_bytes is not None:
         planned = _planned_bytes(reference)
         if planned is not None and planned > cap_bytes:
-            from environment.evaluation.outcome import HarnessFault
+            from environment.evaluation.evaluator.outcome import HarnessFault
             raise HarnessFault(f"the task's inputs at shape {shape} need {planned / 2**20:.0f} MiB, over the "
                                f"evaluator's {cap_bytes / 2**20:.0f} MiB cap (KERNEL_ENV_MAX_INPUT_MB)")
     gen_state = torch.random.get_rng_state()

@@ -32,7 +32,7 @@ def backend_kind() -> str:
 def make_backend(workers: int) -> EvaluationBackend:
     ray = RayConfig()
     if ray.address:
-        from environment.evaluation.ray_backend import RayBackend
+        from environment.evaluation.transport.ray_backend import RayBackend
         return RayBackend(ray)
-    from environment.evaluation.pool import EvaluatorPool
+    from environment.evaluation.transport.pool import EvaluatorPool
     return EvaluatorPool(workers)

@@ -1,6 +1,6 @@
 """Modeled time at the task's GPU shape (CPU hosts): the plan, and the verdict on its replay.
 
-The model-shape replay (modeled_bridge.py) proves on held-out inputs that the candidate's recorded
+The model-shape replay (modeled_speed.py) proves on held-out inputs that the candidate's recorded
 work computes the answer. This stage prices that work at a size a GPU runs:
 
 1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
@@ -55,10 +55,10 @@ from typing import Any, Optional
 import torch
 
 from environment.evaluation import flags as F
-from environment.evaluation.compare import compare
-from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
-from environment.evaluation.outcome import HarnessFault
-from environment.evaluation.protocol import InputPlan
+from environment.evaluation.evaluator.compare import compare
+from environment.evaluation.evaluator.inputs import _planned_bytes, geometry as geometry_of, json_init
+from environment.evaluation.evaluator.outcome import HarnessFault
+from environment.evaluation.transport.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay.sampled import MODEL_LIMIT
 
@@ -157,8 +157,8 @@ def prefetch(task: Any, cfg: Any, heldout_seed: int, replayer: Any) -> None:
     the inputs while they run rather than on the replay's path. Speculative: the plan is made here
     as prepare will make it (a fresh reference module at the model shape's dimensions first), and a
     job whose plan differs has its inputs made again; nothing here decides a verdict."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import MakeInputs
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import MakeInputs
     try:
         shape = model_shape_of(task)
         fresh = task.load_reference()
@@ -179,9 +179,9 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     aten_only: the model-shape trace launched no Triton kernel; a failure there is then this host's
     capacity (a PyTorch intermediate the child's memory cannot hold), not an escape (see the module
     docstring), and the model-shape price stands."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import TraceCall, Traced
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.frames import FrameError
+    from environment.evaluation.transport.protocol import TraceCall, Traced
 
     cfg = ctx.config
     planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
@@ -211,8 +211,8 @@ def start_reference(gpu: Optional[GpuRun]) -> None:
     """Send the reference's child its counted run at the GPU shape (received by collect): once the
     model-shape replay shows the GPU-shape price can matter, so it computes beside the sampler's replay
     and never for a kernel already at the reward's floor."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import Count
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import Count
     if gpu is None or gpu.trace is None or gpu.pending is not None:
         return
     try:
@@ -226,8 +226,8 @@ def start_reference(gpu: Optional[GpuRun]) -> None:
 def collect(gpu: Optional[GpuRun]) -> None:
     """Receive the reference's counted run at the GPU shape (sent by prepare). Without it (the
     reference failing there on this host) the GPU-shape trace is dropped: the model-shape price stands."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import Counted
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import Counted
     if gpu is None or gpu.pending is None:
         return
     ref, gpu.pending = gpu.pending, None
@@ -316,9 +316,9 @@ def _numel(shape: list[int]) -> int:
 
 def _picked(gpu: GpuRun, indices: list[torch.Tensor]) -> list[torch.Tensor]:
     """The reference's outputs (kept by its child) at the positions the replay checked."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import Fetched, Pick
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.frames import FrameError
+    from environment.evaluation.transport.protocol import Fetched, Pick
     try:
         head, values = gpu.ref.request(Pick(), Fetched, indices, gpu.timeout_s)
     except (ChildDied, FrameError) as exc:
