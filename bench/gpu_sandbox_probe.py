@@ -1,5 +1,5 @@
 """Which sandbox layer a CUDA child survives (issue 15): forks one child per variant, applies the
-layers as environment/evaluation/child/serve.py does (or as it did before CUDA hosts were handled), then
+layers as environment/evaluation/child/lifecycle.py does (or as it did before CUDA hosts were handled), then
 initialises CUDA, runs a torch op and compiles and runs a Triton kernel. Prints one line per variant.
 
     PYTHONPATH=. python bench/gpu_sandbox_probe.py

@@ -4,6 +4,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+# The reward's speed range (rubric.py reads it): no speed credit at or below the floor, full credit at the cap.
+# The harness reads the floor too: a model-shape speedup at or below it is not priced again at the GPU shape.
+SPEEDUP_FLOOR, SPEEDUP_CAP = 0.25, 4.0
+
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)

@@ -22,12 +22,12 @@ from typing import Any
 
 from openenv.core.rubrics import Gate, Rubric, Sequential, WeightedSum
 
+from environment.config import SPEEDUP_CAP, SPEEDUP_FLOOR
 from environment.evaluation import flags as F
 from environment.evaluation.result import EvalResult
 
 W_COMPILED, W_TRIALS, W_CORRECT, W_SPEED = 0.10, 0.30, 0.10, 0.50
 PARTS = ("compiled", "trials", "correct", "speed")
-SPEEDUP_FLOOR, SPEEDUP_CAP = 0.25, 4.0
 DIGITS = 6
 
 

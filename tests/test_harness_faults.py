@@ -18,7 +18,7 @@ from environment.config import harness_config
 from environment.evaluation import harness
 from environment.evaluation.transport import frames
 from environment.evaluation.transport.children import ChildHandle
-from environment.evaluation.evaluator.outcome import HarnessFault
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import Run
 from environment.tasks.registry import load_kernelbench
 

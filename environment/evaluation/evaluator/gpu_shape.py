@@ -57,7 +57,7 @@ import torch
 from environment.evaluation import flags as F
 from environment.evaluation.evaluator.compare import compare
 from environment.evaluation.evaluator.inputs import _planned_bytes, geometry as geometry_of, json_init
-from environment.evaluation.evaluator.outcome import HarnessFault
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay.sampled import MODEL_LIMIT

@@ -27,7 +27,8 @@ from typing import Any, Optional
 from environment.evaluation import flags as F
 from environment.evaluation.transport.children import ChildDied
 from environment.evaluation.transport.frames import FrameError, encode_header
-from environment.evaluation.evaluator.outcome import HarnessFault, StageContext, StageOutcome
+from environment.evaluation.evaluator.outcome import StageContext, StageOutcome
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
                                                        TraceCall, Traced)
 from environment.evaluation.evaluator.inputs import json_init, make_inputs
@@ -386,7 +387,7 @@ def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dic
     (and its warnings there, size_dependent among them, only ever take speed credit away): its price is
     not worth a second of the evaluation. A training run's many slow kernels end here."""
     from environment.evaluation.modeled.model import model_cost, modeled_speedup
-    from environment.reward import SPEEDUP_FLOOR
+    from environment.config import SPEEDUP_FLOOR
     try:
         bound = modeled_speedup(model_cost(reference["launches"], spec, tolerance, shape),
                                 model_cost(report["launches"], spec, tolerance, shape), spec)

@@ -14,12 +14,6 @@ from environment.evaluation.result import PerformanceResult, StaticResult
 from environment.tasks.task import Task
 
 
-class HarnessFault(Exception):
-    """The environment failed, not the submission: the reference raised or ran out of memory, the
-    evaluator's own inputs broke a limit, a trusted process broke. The evaluation ends with
-    outcome "harness_error": no score, no turn consumed, the cause reported and logged."""
-
-
 @dataclass(frozen=True)
 class StageContext:
     task: Task

@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 from environment.evaluation import flags as F
 from environment.evaluation.evaluator.inputs import json_init, make_inputs
-from environment.evaluation.evaluator.outcome import HarnessFault, StageContext, StageOutcome
+from environment.evaluation.evaluator.outcome import StageContext, StageOutcome
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import NOT_PLAIN, Digest, Digested, Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
 from environment.evaluation.evaluator.verdict import judged

@@ -26,7 +26,8 @@ from environment.evaluation.transport.frames import FrameError
 from environment.evaluation.evaluator.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
 from environment.evaluation.evaluator.modeled_speed import modeled_performance
 from environment.evaluation.child.outputs import wrong_output_message
-from environment.evaluation.evaluator.outcome import HarnessFault, StageContext
+from environment.evaluation.evaluator.outcome import StageContext
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.evaluator.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)

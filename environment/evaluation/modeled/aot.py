@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from environment.evaluation.modeled.model import load_spec
-from environment.evaluation.evaluator.outcome import HarnessFault
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.replay.rebuild import Rebuilt
 from environment.evaluation.result import CompileInfo
 

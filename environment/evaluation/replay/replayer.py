@@ -28,7 +28,7 @@ from environment.evaluation.evaluator.inputs import fingerprint, planned_inputs
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay, ReplayError
-from environment.evaluation.child.serve import enter_child, enter_sandbox, send_reply, serve_then_exit
+from environment.evaluation.child.lifecycle import enter_child, enter_sandbox, send_reply, serve_then_exit
 from environment.evaluation.transport.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
 
 

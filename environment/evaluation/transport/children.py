@@ -12,8 +12,9 @@ import torch
 from pydantic import BaseModel
 
 from environment.evaluation.transport import frames
-from environment.evaluation.child.serve import CHILD_FAILED, child_main
-from environment.evaluation.evaluator.outcome import HarnessFault
+from environment.evaluation.child.lifecycle import CHILD_FAILED
+from environment.evaluation.child.serve import child_main
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import Job, Reply, parse
 
 
