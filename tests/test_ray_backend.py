@@ -241,17 +241,16 @@ def _served_by_actors(backend) -> int:
     return sum(n["served"] for n in backend.describe()["nodes"])
 
 
-def _request(task_id: str, backend: str) -> dict:
+def _request(task_id: str, backend: str):
     """What harness.evaluate sends (per-evaluation seeds, no secret), for calling a backend directly."""
     from environment.config import harness_config
     from environment.evaluation.evaluator.inputs import seed_plan
-    from environment.evaluation.transport.pool import config_payload, task_payload
     from environment.evaluation.static.checks import check_source
+    from environment.evaluation.transport.request import EvalRequest
     task = get_task(task_id)
     source = sorted(task.solutions["correct"])[0].read_text()
-    return {"task": task_payload(task), "source": source, "seeds": seed_plan(b"k", 1, task.id, "", 5),
-            "config": config_payload(harness_config()), "static": check_source(source, task.reference_code).model_dump(),
-            "backend": backend}
+    return EvalRequest.of(task, source, seed_plan(b"k", 1, task.id, "", 5), harness_config(),
+                          check_source(source, task.reference_code), backend)
 
 
 def test_waiting_sessions_are_served_fairly_across_the_actors(ray_backend, monkeypatch):
@@ -294,10 +293,10 @@ def test_requests_are_routed_by_backend_to_cpu_or_gpu_actors(cluster, ray_backen
         assert nodes["kernel_env-cuda-0"]["backend"] == "cuda" and nodes["kernel_env-cpu-0"]["backend"] == "cpu"
         assert gpu_node.node_id not in {nodes[f"kernel_env-cpu-{i}"]["node_id"] for i in (0, 1)}
         on_gpu = mixed.run(_request("gelu_bias", "cuda"), "s", 120)
-        assert on_gpu["actor"] == "kernel_env-cuda-0" and on_gpu["node_id"] == gpu_node.node_id
+        assert on_gpu.actor == "kernel_env-cuda-0" and on_gpu.node_id == gpu_node.node_id
         on_cpu = [mixed.run(_request("gelu_bias", "cpu"), "s", 120) for _ in range(3)]
-        assert {r["actor"] for r in on_cpu} <= {"kernel_env-cpu-0", "kernel_env-cpu-1"}
-        assert all(r["result"]["correctness"]["correct"] for r in on_cpu)
+        assert {r.actor for r in on_cpu} <= {"kernel_env-cpu-0", "kernel_env-cpu-1"}
+        assert all(r.result.correctness.correct for r in on_cpu)
     finally:
         ray.kill(next(a.handle for a in mixed.actors() if a.kind == "cuda"), no_restart=True)
         cluster.remove_node(gpu_node)

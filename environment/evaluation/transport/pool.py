@@ -4,21 +4,20 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
 
-from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
+from environment.config import SECRET_ENV_PREFIXES, detect_backend
 from environment.evaluation.transport import frames
 from environment.evaluation.transport.fair import FairQueue
+from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
 ROOT = Path(__file__).resolve().parents[3]
 _START = "start a zygote"  # what _take grants when a new zygote may be started
@@ -64,14 +63,14 @@ class Zygote:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def call(self, request: EvalRequest, timeout_s: float) -> EvalReply:
         """The request body travels as opaque bytes the zygote forwards without decoding."""
-        body = torch.frombuffer(bytearray(json.dumps(request).encode()), dtype=torch.uint8)
-        envelope = {"kind": "request", "id": request["id"], "nonce": request["nonce"],
-                    "budget_s": float(request["config"]["total_timeout_s"])}
+        body = torch.frombuffer(bytearray(request.model_dump_json().encode()), dtype=torch.uint8)
+        envelope = {"kind": "request", "id": request.id, "nonce": request.nonce,
+                    "budget_s": float(request.config.total_timeout_s)}
         frames.write_frame(self.proc.stdin.fileno(), frames.encode(envelope, [body]))
         header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + timeout_s)
-        return header
+        return reply_of(header)
 
     def close(self) -> None:
         if self.alive():
@@ -135,14 +134,15 @@ class EvaluatorPool:
                 self._started -= 1
             self._lock.notify_all()
 
-    def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
+    def run(self, request: EvalRequest, session: str, timeout_s: float) -> EvalReply:
         z = self._acquire(session)
         try:
-            response = z.call(dict(request, id=secrets.token_hex(8), nonce=secrets.token_hex(16)), timeout_s + 30)
+            response = z.call(request.model_copy(update={"id": secrets.token_hex(8), "nonce": secrets.token_hex(16)}),
+                              timeout_s + 30)
         except frames.FrameError as exc:
             z.close()
             self._release(None)
-            return {"kind": "crash", "error": f"the evaluation worker failed ({exc})"}
+            return EvalReply(kind="crash", error=f"the evaluation worker failed ({exc})")
         self._release(z)
         return response
 
@@ -151,15 +151,3 @@ class EvaluatorPool:
             for z in self._idle:
                 z.close()
             self._idle.clear()
-
-
-def task_payload(task) -> dict[str, Any]:
-    fields = asdict(task)
-    fields["reference_path"] = str(task.reference_path)
-    fields["folder"] = str(task.folder) if task.folder else None
-    fields.pop("solutions", None)
-    return fields
-
-
-def config_payload(config: HarnessConfig) -> dict[str, Any]:
-    return asdict(config)
