@@ -134,3 +134,51 @@ def test_no_production_module_is_over_400_lines():
                 too_long[rel] = lines
     assert too_long == {}
 
+
+# Read outside environment/config.py on purpose: facts of the host or internal hand-offs, not configuration.
+HOST_FACTS = {
+    "PATH", "CC", "CUDA_HOME", "CUDA_PATH",  # where the sandbox and the sm_90 compile find their tools
+    "TRITON_INTERPRET",                      # set by the pool for its evaluators (CPU hosts)
+    "KERNEL_ENV_ROOT",                       # set by modeled/aot.py for the compile worker it starts
+}
+SECRET_VALUES_READ = "environment/trajectory.py"  # the secrets' own values, read only to redact them
+
+
+def _environment_reads(path: Path) -> list[tuple[int, str]]:
+    """(line, variable) of every read of os.environ / os.getenv (a name that is no literal reads as '?')."""
+    reads = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            spelled = ast.unparse(node.func)
+            if spelled in ("os.environ.get", "os.getenv", "environ.get", "getenv") and node.args:
+                target = node.args[0]
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and ast.unparse(node.value) == "os.environ":
+            target = node.slice
+        elif isinstance(node, ast.Compare) and any(ast.unparse(c) == "os.environ" for c in node.comparators):
+            target = node.left
+        if target is not None:
+            reads.append((node.lineno, target.value if isinstance(target, ast.Constant) else "?"))
+    return reads
+
+
+def test_every_configuration_variable_is_read_in_one_module():
+    stray = []
+    for path in [ROOT / "app.py", *[p for top in ("environment", "ui", "server") for p in (ROOT / top).rglob("*.py")]]:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in ("environment/config.py", SECRET_VALUES_READ):
+            continue
+        stray += [f"{rel}:{line} {name}" for line, name in _environment_reads(path) if name not in HOST_FACTS]
+    assert stray == []
+
+
+def test_every_configuration_variable_is_in_the_deploy_table():
+    from environment.config import ENV_DEFAULTS
+    config = ast.parse((ROOT / "environment/config.py").read_text())
+    read_here = {name for _, name in _environment_reads(ROOT / "environment/config.py") if name != "?"}
+    read_here |= {node.args[0].value for node in ast.walk(config) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Name) and node.func.id in ("_int", "_float")}
+    assert {"KERNEL_ENV_TRIALS", "KERNEL_ENV_RAY_CPU_ACTORS", "KERNEL_ENV_FP64_ORACLE"} <= read_here
+    rows = [line for line in (ROOT / "docs/deploy.md").read_text().splitlines() if line.startswith("| `")]
+    documented = {word for row in rows for word in row.split("`")[1::2]}
+    assert sorted((set(ENV_DEFAULTS) | read_here) - documented) == []

@@ -10,7 +10,7 @@ import os
 import threading
 from typing import Optional
 
-from environment.config import HarnessConfig, ServerConfig, harness_config
+from environment.config import HarnessConfig, ServerConfig, harness_config, setting
 from environment.evaluation.static.backends import unsupported_here
 from environment.evaluation.transport.dispatch import EvaluationBackend, backend_kind, make_backend
 from environment.evaluation.transport.request import EvalRequest
@@ -21,7 +21,7 @@ from environment.evaluation.evaluator.tf32_policy import with_tf32_decision
 from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
-_SECRET = os.environ.get("KERNEL_ENV_SECRET", "").encode() or os.urandom(32)
+_SECRET = setting("KERNEL_ENV_SECRET").encode() or os.urandom(32)
 _pool: Optional[EvaluationBackend] = None  # the local pool, or Ray with KERNEL_ENV_RAY_ADDRESS
 log = logging.getLogger("kernel_env.harness")
 _pool_lock = threading.Lock()

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import torch
 
-from environment.config import SECRET_ENV_PREFIXES, detect_backend
+from environment.config import SECRET_ENV_PREFIXES, detect_backend, setting
 from environment.evaluation.transport import frames
 from environment.evaluation.transport.fair import FairQueue
 from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
@@ -33,7 +33,7 @@ def child_environment() -> dict[str, str]:
         if found:
             env["TRITON_LIBCUDA_PATH"] = found
     env["OMP_NUM_THREADS"] = "1"
-    if os.environ.get("KERNEL_ENV_HUGE_PAGES", "1") != "0":
+    if setting("KERNEL_ENV_HUGE_PAGES") != "0":
         env["GLIBC_TUNABLES"] = huge_page_tunables(env.get("GLIBC_TUNABLES", ""))
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
