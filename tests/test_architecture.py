@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())  # wherever this file sits
 MAX_LINES = 400
 # Over the limit today, split on their own branches (remove each entry once its split has merged):
 TOO_LONG_FOR_NOW = {
