@@ -3,17 +3,16 @@ ENABLE_WEB_INTERFACE=true (API and playground on one port)."""
 from __future__ import annotations
 
 import argparse
-import os
 
 from fastapi import HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from environment import curriculum
-from environment.config import ServerConfig
+from environment.config import ServerConfig, setting
 from environment.env import KernelEnvironment
 from environment.evaluation import harness
-from environment.evaluation.sandbox import PR_SET_DUMPABLE, prctl
+from environment.evaluation.transport.sandbox import PR_SET_DUMPABLE, prctl
 from environment.models import KernelAction, KernelObservation, KernelState
 from environment.tasks.registry import listing
 from server import shutdown
@@ -36,7 +35,7 @@ app = create_app(
     KernelEnvironment, KernelAction, KernelObservation, env_name="kernel_env",
     concurrency_config=ConcurrencyConfig(max_concurrent_envs=_config.max_sessions,
                                          session_timeout=_config.session_timeout_s),
-    gradio_builder=_gradio_builder() if os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes")
+    gradio_builder=_gradio_builder() if setting("ENABLE_WEB_INTERFACE").lower() in ("1", "true", "yes")
     else None,
     custom_tab_name="Kernel Playground", custom_tab_primary=True, show_default_tab=False,
     title_override="Kernel Playground", state_cls=KernelState,
@@ -78,7 +77,7 @@ def main() -> None:
     import uvicorn
 
     parser = argparse.ArgumentParser(description="Serve kernel_env (API and, with ENABLE_WEB_INTERFACE=true, /web).")
-    parser.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    parser.add_argument("--host", default=setting("HOST"))
     parser.add_argument("--port", type=int, default=_config.port)
     args = parser.parse_args()
     uvicorn.run(app, host=args.host, port=args.port, ws_max_size=16 * 2**20)

@@ -15,7 +15,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402,F401
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from environment.evaluation.inputs import make_inputs, plan_trials  # noqa: E402
+from environment.evaluation.evaluator.inputs import make_inputs, plan_trials  # noqa: E402
 from environment.tasks import get_task  # noqa: E402
 
 

@@ -67,7 +67,7 @@ def _module(name: str, source: str):
 def direct(task, name: str, source: str, repeats: int, seed: int):
     """Yield one record per repeat: candidate and reference median ms under do_bench."""
     from triton.testing import do_bench
-    from environment.evaluation.inputs import init_args, make_inputs
+    from environment.evaluation.evaluator.inputs import init_args, make_inputs
     reference = task.load_reference()
     shape = gpu_shape(task)
     inputs = [t.cuda() if isinstance(t, torch.Tensor) else t

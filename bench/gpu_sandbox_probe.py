@@ -1,5 +1,5 @@
 """Which sandbox layer a CUDA child survives (issue 15): forks one child per variant, applies the
-layers as environment/evaluation/child.py does (or as it did before CUDA hosts were handled), then
+layers as environment/evaluation/child/lifecycle.py does (or as it did before CUDA hosts were handled), then
 initialises CUDA, runs a torch op and compiles and runs a Triton kernel. Prints one line per variant.
 
     PYTHONPATH=. python bench/gpu_sandbox_probe.py
@@ -13,7 +13,7 @@ import tempfile
 import torch  # noqa: F401  (imported before the forks, CUDA not initialised, as in the zygote)
 import triton  # noqa: F401
 
-from environment.evaluation import sandbox
+from environment.evaluation.transport import sandbox
 
 KERNEL = '''
 import torch, triton, triton.language as tl

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from environment.config import RayConfig, ServerConfig  # noqa: E402
 from environment.evaluation import harness  # noqa: E402
-from environment.evaluation.pool import EvaluatorPool  # noqa: E402
-from environment.evaluation.ray_backend import RayBackend  # noqa: E402
+from environment.evaluation.transport.pool import EvaluatorPool  # noqa: E402
+from environment.evaluation.transport.ray_backend import RayBackend  # noqa: E402
 from environment.tasks import get_task  # noqa: E402
 from tests.support.ray_cluster import local_cluster  # noqa: E402
 

@@ -4,6 +4,56 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+# The reward's speed range (rubric.py reads it): no speed credit at or below the floor, full credit at the cap.
+# The harness reads the floor too: a model-shape speedup at or below it is not priced again at the GPU shape.
+SPEEDUP_FLOOR, SPEEDUP_CAP = 0.25, 4.0
+
+
+# Every environment variable the project reads besides the harness limits below (HarnessConfig, ServerConfig,
+# RayConfig), with its one default: "" where there is none or it is computed where it is used (a home folder).
+# Nothing outside this module reads one (tests/test_architecture.py); docs/deploy.md's table lists them all.
+ENV_DEFAULTS: dict[str, str] = {
+    "KERNEL_ENV_SECRET": "",                    # the trial seeds' secret (random per process when unset)
+    "KERNEL_ENV_HUGE_PAGES": "1",               # evaluators' malloc asks for transparent huge pages
+    "KERNEL_ENV_AOT_CACHE": "",                 # sm_90 compile cache (~/.cache/kernel_env/aot)
+    "KERNEL_ENV_EXTRA_TASKS": "",               # KernelBench files or folders added as tasks (os.pathsep-separated)
+    "KERNEL_ENV_GENERATED_DIR": "",             # generated tasks' references (a temp folder)
+    "KERNEL_ENV_CURRICULUM_EPISODES": "8",
+    "KERNEL_ENV_CURRICULUM_THRESHOLD": "0.75",
+    "KERNEL_ENV_MONITOR": "",
+    "KERNEL_ENV_MONITOR_TOKEN": "",
+    "KERNEL_ENV_MONITOR_EPISODES": "",          # the monitor's own default capacity (monitor.py)
+    "KERNEL_ENV_JUDGE_URL": "",
+    "KERNEL_ENV_JUDGE_MODEL": "judge",
+    "KERNEL_ENV_JUDGE_KEY": "",
+    "KERNEL_ENV_ALLOW_PRIVATE_ENVS": "",        # unset: refused on a Space, allowed locally
+    "KERNEL_ENV_GENERIC_TIMEOUT_S": "10",
+    "KERNEL_PLAYGROUND_ENV_URL": "",            # unset: this server
+    "KERNEL_PLAYGROUND_MODEL_TIMEOUT_S": "90",
+    "KERNEL_PLAYGROUND_DATA_DIR": "",           # ~/.local/share/kernel_playground
+    "KERNEL_PLAYGROUND_MAX_EPISODES": "200",
+    "KERNEL_PLAYGROUND_RETENTION_DAYS": "30",
+    "ENABLE_WEB_INTERFACE": "",
+    "HOST": "0.0.0.0",
+    "PORT": "8000",
+    "HF_TOKEN": "",
+    "SPACE_ID": "",                             # set by Hugging Face Spaces
+    "XDG_DATA_HOME": "",
+}
+
+
+def setting(name: str) -> str:
+    """The variable's value, else its default above (an empty value counts as unset). A name not listed
+    above is a bug here, not the caller's: KeyError."""
+    default = ENV_DEFAULTS[name]
+    raw = os.environ.get(name)
+    return raw if raw not in (None, "") else default
+
+
+def setting_flag(name: str) -> bool:
+    """1/true/yes/on (any case) is on; anything else, or unset, is off."""
+    return setting(name).strip().lower() in ("1", "true", "yes", "on")
+
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
@@ -75,17 +125,17 @@ class RayConfig:
 
 def harness_config() -> HarnessConfig:
     return HarnessConfig(
-        trials=_int("KERNEL_ENV_TRIALS", 5),
-        timeout_s=_float("KERNEL_ENV_TIMEOUT_S", 30.0),
+        trials=_int("KERNEL_ENV_TRIALS", HarnessConfig.trials),
+        timeout_s=_float("KERNEL_ENV_TIMEOUT_S", HarnessConfig.timeout_s),
         # CUDA hosts: the harness moves GPU-shape inputs (256 MiB each) through the frames; on an H100 an honest
         # evaluation of the largest tasks took over 120 s of the harness's own work (README, issue 15)
-        total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 600.0 if detect_backend() == "cuda" else 120.0),
-        memory_mb=_int("KERNEL_ENV_MEMORY_MB", 2048),
-        cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED", "modeled"),
-        hidden_trials=_int("KERNEL_ENV_HIDDEN_TRIALS", 1),
-        shuffled_trials=_int("KERNEL_ENV_SHUFFLED_TRIALS", 1),
+        total_timeout_s=_float("KERNEL_ENV_TOTAL_TIMEOUT_S", 600.0 if detect_backend() == "cuda" else HarnessConfig.total_timeout_s),
+        memory_mb=_int("KERNEL_ENV_MEMORY_MB", HarnessConfig.memory_mb),
+        cpu_speed=os.environ.get("KERNEL_ENV_CPU_SPEED") or HarnessConfig.cpu_speed,
+        hidden_trials=_int("KERNEL_ENV_HIDDEN_TRIALS", HarnessConfig.hidden_trials),
+        shuffled_trials=_int("KERNEL_ENV_SHUFFLED_TRIALS", HarnessConfig.shuffled_trials),
         fp64_oracle=os.environ.get("KERNEL_ENV_FP64_ORACLE", "1").lower() not in ("0", "false", "no"),
-        max_input_mb=_int("KERNEL_ENV_MAX_INPUT_MB", 1024),
+        max_input_mb=_int("KERNEL_ENV_MAX_INPUT_MB", HarnessConfig.max_input_mb),
         # on by default since its evaluation cost met issue 17's target (a Triton evaluation within 1.5x of the
         # model-shape one: README, Benchmarks); 0 prices at the model shape only (PyTorch evaluations cost less)
         gpu_shape_pricing=os.environ.get("KERNEL_ENV_GPU_SHAPE_PRICING", "1").lower() not in ("0", "false", "no"),

@@ -14,7 +14,6 @@ Knobs: KERNEL_ENV_CURRICULUM_EPISODES (8), KERNEL_ENV_CURRICULUM_THRESHOLD (0.75
 """
 from __future__ import annotations
 
-import os
 import random
 import re
 import threading
@@ -22,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from environment.config import setting
 from environment.tasks.generator import FAMILIES, LEVELS, task_id
 
 NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
@@ -32,8 +32,8 @@ HISTORY_KEPT = 500
 @dataclass
 class Curriculum:
     name: str
-    episodes: int = field(default_factory=lambda: int(os.environ.get("KERNEL_ENV_CURRICULUM_EPISODES", "8")))
-    threshold: float = field(default_factory=lambda: float(os.environ.get("KERNEL_ENV_CURRICULUM_THRESHOLD", "0.75")))
+    episodes: int = field(default_factory=lambda: int(setting("KERNEL_ENV_CURRICULUM_EPISODES")))
+    threshold: float = field(default_factory=lambda: float(setting("KERNEL_ENV_CURRICULUM_THRESHOLD")))
     level: int = min(LEVELS)
     draws: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)

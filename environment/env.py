@@ -17,7 +17,7 @@ from environment.monitor import MONITOR
 from environment.config import ServerConfig
 from environment.evaluation import harness
 from environment.evaluation.result import SPEEDUP_LABELS, EvalResult
-from environment.evaluation.sandbox import probe_layers
+from environment.evaluation.transport.sandbox import probe_layers
 from environment.models import KernelAction, KernelObservation, KernelState, Timings
 from environment.prompt import task_prompt
 from environment.rubric import KernelRubric

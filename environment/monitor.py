@@ -16,7 +16,6 @@ counted in the histograms) when the environment failed during it.
 from __future__ import annotations
 
 import json
-import os
 import random
 import threading
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from environment.config import setting, setting_flag
 from environment import audit
 from environment.agent import summarize_action
 from environment.evaluation import flags as F
@@ -40,11 +40,11 @@ KINDS = ("all", "success", "failed", "hack", "harness_error", "no_submission")
 
 
 def enabled() -> bool:
-    return os.environ.get(ENABLE_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+    return setting_flag(ENABLE_VAR)
 
 
 def token() -> Optional[str]:
-    return os.environ.get(TOKEN_VAR) or None
+    return setting(TOKEN_VAR) or None
 
 
 @dataclass
@@ -254,7 +254,7 @@ def _iso(t: float) -> str:
 
 
 def _capacity() -> int:
-    raw = os.environ.get(CAPACITY_VAR, "")
+    raw = setting(CAPACITY_VAR)
     return int(raw) if raw.strip().isdigit() else DEFAULT_CAPACITY
 
 

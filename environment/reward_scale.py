@@ -1,6 +1,6 @@
 """The reward's weights and speed scale, apart from the rubric tree (environment/rubric.py) that sums them.
 
-The evaluation children read SPEEDUP_FLOOR (modeled_bridge: a price at or below it is not worth a GPU-shape
+The evaluation children read SPEEDUP_FLOOR from environment.config (evaluator/modeled_speed: a price at or below it is not worth a GPU-shape
 replay). Importing it through the rubric imported OpenEnv's server and Gradio behind it, 10-20 s of every
 evaluation on a loaded 2-core host, in a forked child that paid it anew each time: keep this module light.
 """
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 
+from environment.config import SPEEDUP_CAP, SPEEDUP_FLOOR  # defined once; the harness reads config
+
 W_COMPILED, W_TRIALS, W_CORRECT, W_SPEED = 0.10, 0.30, 0.10, 0.50
-SPEEDUP_FLOOR, SPEEDUP_CAP = 0.25, 4.0
 
 
 def speed_fraction(speedup: float) -> float:

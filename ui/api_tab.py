@@ -2,11 +2,11 @@
 from, filled in by the page itself), the task chosen in Play and the install line."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import gradio as gr
 
+from environment.config import setting
 from ui.markup import esc
 
 # The page writes its own origin into every .kp-origin (the server cannot know the address a proxy shows).
@@ -19,7 +19,7 @@ FILL_ORIGIN = """() => {
 
 
 def install_line() -> str:
-    space = os.environ.get("SPACE_ID")
+    space = setting("SPACE_ID") or None
     if space:
         return f'pip install "git+https://huggingface.co/spaces/{space}"'
     return "git clone <this repository> && cd kernel-playground && pip install -e ."

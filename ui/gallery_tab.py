@@ -16,7 +16,7 @@ from ui.common import example_choices, guarded
 from ui.session import PlayError, env_base_url
 
 # The layers the harness applies to every candidate when the host offers them (environment/evaluation/
-# child.py); GET /sandbox reports more of what the host offers (user namespaces), which nothing applies.
+# child/serve.py); GET /sandbox reports more of what the host offers (user namespaces), which nothing applies.
 LAYER_NOTES = {
     "landlock": "Landlock: the candidate cannot open files outside its own temporary directory",
     "seccomp": "seccomp: forbidden system calls (processes, sockets, signals, ptrace) kill the candidate",

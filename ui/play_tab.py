@@ -13,13 +13,14 @@ import gradio as gr
 from environment.prompt import starting_template
 from environment.tasks import get_task
 from ui.audit_panel import AuditPanel
-from ui.autoplay import INTERRUPTED, ModelJob, interrupted_autoplay
+from ui.autoplay import interrupted_autoplay
 from ui.markup import status_html
 from ui.verdict import verdict_of
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
-from ui.players import DEFAULT_MODELS, ROUTER_URL, ModelSettings, human_turn, model_unreachable, resolve_token
-from ui.session import PlayError, busy
+from ui.play_model import PREFS_KEY, ModelPlay, remember_settings
+from ui.players import DEFAULT_MODELS, ROUTER_URL, human_turn
+from ui.session import busy
 
 
 # After a step the verdict is what matters: whenever a new step lands in Play (a submission, a model
@@ -43,16 +44,9 @@ CTRL_ENTER_SUBMITS = """() => {
     document.querySelector('#submit-btn')?.click();
   }, true);
 }"""
-TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/", "a reward hack"))
 TEMPLATE_NOTE = ("The starting template is the reference renamed to ModelNew: it is correct and as fast as the "
                  "reference, so it scores about 0.75 (0.10 compiled + 0.30 trials + 0.10 correct + 0.50 × 0.5 for "
                  "a 1× speedup). Only a faster kernel earns more.")
-PREFS_KEY = "kernel-playground-model-settings"  # localStorage: model id, base URL, sampling (not a secret)
-
-
-def remember_settings(model: Any, base_url: Any, temperature: Any, max_tokens: Any) -> dict:
-    """What the browser keeps of the Model player (never the token)."""
-    return {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
 
 
 def env_episode(request: gr.Request) -> Optional[str]:
@@ -64,7 +58,7 @@ def env_episode(request: gr.Request) -> Optional[str]:
         return None
 
 
-class PlayTab:
+class PlayTab(ModelPlay):
     def __init__(self, first: Any):
         with gr.Row(equal_height=True, elem_id="play-controls"):
             self.demo_btn = gr.Button("▶ Run demo solution", variant="primary", scale=2, elem_id="demo-btn")
@@ -183,63 +177,6 @@ class PlayTab:
                 self.reference: t.reference_code,
                 self.example: gr.Dropdown(choices=example_choices(t.id), value=default_example(t.id))}
 
-    def apply_prefs(self, prefs: Any) -> dict:
-        """The model settings this browser last used (kept in its localStorage), where they are valid."""
-        if not isinstance(prefs, dict):
-            return {}
-        try:
-            s = ModelSettings.checked(prefs.get("model"), prefs.get("base_url"), prefs.get("temperature"),
-                                      prefs.get("max_tokens"))
-        except PlayError:
-            return {}
-        return {self.model: s.model, self.base_url: s.base_url, self.temperature: s.temperature,
-                self.max_tokens: s.max_tokens}
-
-    def interrupted(self, session: Any, record: Any, settings: dict, why: str = INTERRUPTED) -> dict:
-        """An auto-play a server restart (or a lost environment connection) cut off: shown as such, with
-        its model settings and the action that continues it (the token is not stored: the visitor
-        enters it again)."""
-        handle = session.slot("play")
-        handle.record, handle.done, handle.memory = record, True, None
-        session.interrupted = record.episode_id
-        step = record.steps[-1] if record.steps else None
-        out = self.view.values(record, step, INTERRUPTED if why == INTERRUPTED else "interrupted")
-        what = INTERRUPTED if why == INTERRUPTED else f"interrupted ({why})"
-        out[self.status] = status_html(
-            f"Auto-play of {settings.get('model')} on {record.task_id} (seed {record.seed}) was {what} after "
-            f"{handle.turns_used} of {record.max_turns} turn(s). Press Continue auto-play to go on from step "
-            f"{len(record.steps) + 1}: enter your token again (tokens are never stored), or leave it empty for "
-            "the Space's own token (Hugging Face router only).", "warn")
-        out.update(self.show_task(record.task_id))
-        out.update({self.seed: record.seed, self.turns: record.max_turns,
-                    self.model: settings.get("model"), self.base_url: settings.get("base_url"),
-                    self.temperature: settings.get("temperature"), self.max_tokens: settings.get("max_tokens"),
-                    self.continue_btn: gr.Button(visible=True)})
-        last_code = next((s.code for s in reversed(record.steps) if s.code), None)
-        if last_code:
-            out[self.editor] = last_code
-        return out
-
-    def follow(self, session: Any):
-        """Stream the browser's model job into the page until it ends (nothing when none runs)."""
-        job = session.job
-        if job is None:
-            yield {self.status: gr.skip()}  # nothing to follow: leave the page as it is (no yield would clear it)
-            return
-        while True:
-            version = job.version
-            record = job.handle.record
-            step = record.steps[-1] if record and record.steps else None
-            out = self.episode(session, step, job.message, job.kind, progress=True)
-            if step is not None and step.code:
-                out[self.editor] = step.code
-            if job.finished and job.interrupted:
-                out.update(self.view.values(record, step, "interrupted"))
-            yield out
-            if job.finished and version == job.version:
-                return
-            job.wait_change(version)
-
     # ---- handlers ------------------------------------------------------------------------------
 
     def _wire(self) -> None:
@@ -254,6 +191,8 @@ class PlayTab:
                 session.started(handle.record)
                 return handle, f"Started a new episode on {task_id} (seed {seed}, {turns} turns){why}."
             return handle, ""
+
+        model = self.model_handlers(ensure_episode)
 
         @guarded(status)
         def on_new(task_id, seed_value, turns_value, request: gr.Request):
@@ -289,57 +228,6 @@ class PlayTab:
         @guarded(status)
         def on_finish(code, task_id, seed_value, turns_value, request: gr.Request):
             return submit(code, task_id, seed_value, turns_value, True, request)
-
-        def start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request,
-                        max_steps: Optional[int]):
-            task_id, s = checked_task(task_id), checked_seed(seed_value)
-            settings = ModelSettings.checked(model_id, url, temp, max_tok)
-            session = SESSIONS.get(request)
-            if session.running:
-                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
-            with busy(session):
-                handle, note = ensure_episode(session, task_id, s, int(turns_value))
-            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url), max_steps=max_steps).start()
-            yield from self.follow(session)
-
-        @guarded(status)
-        def on_model_step(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request: gr.Request):
-            yield from start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request, 1)
-
-        @guarded(status)
-        def on_autoplay(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request: gr.Request):
-            yield from start_model(task_id, seed_value, turns_value, model_id, url, tok, temp, max_tok, request, None)
-
-        def on_stop(request: gr.Request):
-            session = SESSIONS.get(request)
-            if not session.running:
-                return {status: status_html("Nothing is running.", "info")}
-            # What happens next is shown by the page following the job: writing the status here could
-            # land after the job's last word and hide it.
-            session.job.request_stop()
-            return {status: gr.skip()}
-
-        @guarded(status)
-        def on_continue(model_id, url, tok, temp, max_tok, request: gr.Request):
-            """Auto-play the interrupted episode on from its last stored step: same id, task, seed, history."""
-            from ui.store import store
-            settings = ModelSettings.checked(model_id, url, temp, max_tok)
-            session = SESSIONS.get(request)
-            if session.running:
-                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
-            episode_id = getattr(session, "interrupted", None)
-            if not episode_id:
-                raise PlayError("no interrupted auto-play to continue for this browser")
-            with busy(session):
-                handle = session.slot("play")
-                record = store().get(episode_id)
-                handle.resume(record)
-                session.started(record)
-            store().autoplay_ended(episode_id)  # the new job marks it again, for this process
-            session.interrupted = None
-            ModelJob(session, handle, settings, resolve_token(tok, settings.base_url)).start()
-            yield {self.continue_btn: gr.Button(visible=False)}
-            yield from self.follow(session)
 
         @guarded(status)
         def on_task_change(task_id, code, shown, request: gr.Request):
@@ -395,48 +283,6 @@ class PlayTab:
         def on_row(evt: gr.SelectData, request: gr.Request):
             return view.row_step(SESSIONS.get(request).slot("play").record, evt)
 
-        @guarded(status)
-        def on_tour(task_id, seed_value, _turns, model_id, url, tok, temp, max_tok, request: gr.Request):
-            """Correct, wrong, a hack, then the model: one episode of four turns on a graded task."""
-            task_id, s = checked_task(task_id), checked_seed(seed_value)
-            if not get_task(task_id).graded:
-                task_id = "gelu_bias"
-            settings = ModelSettings.checked(model_id, url, temp, max_tok)
-            session = SESSIONS.get(request)
-            if session.running:
-                raise PlayError("a model is already playing for this browser: wait for it, or press Stop")
-            keys = [v for _, v in example_choices(task_id)]
-            picks = [(next((k for k in keys if k.startswith(prefix)), None), what) for prefix, what in TOUR]
-            token = resolve_token(tok, settings.base_url)
-            unreachable = model_unreachable(settings, token)  # asked first: the tour then says what it needs
-            with busy(session):
-                handle = session.slot("play")
-                handle.reset(task_id, s, len(picks) + 1, player="human")
-                session.started(handle.record)
-            for i, (key, what) in enumerate(picks, 1):
-                if key is None:
-                    continue
-                code = example_code(task_id, key)
-                yield {status: status_html(f"Tour {i}/4: submitting {what} ({key})…", "busy"), self.editor: code,
-                       **self.show_task(task_id), self.turns: len(picks) + 1}
-                with busy(session):
-                    step = human_turn(handle, code)
-                v = verdict_of(step)
-                yield self.episode(session, step, f"Tour {i}/4, {what}: {v.title}", v.style, progress=True)
-            if unreachable:
-                yield self.episode(session, step, f"Tour 4/4 needs a model, and none is reachable: {unreachable}. "
-                                   "Enter a model id, API base URL and token under Model player and press Model "
-                                   "step to watch one play. That is the tour: now write your own kernel.", "warn",
-                                   progress=True)
-                return
-            ModelJob(session, handle, settings, token, max_steps=1).start()
-            for out in self.follow(session):
-                if self.status in out and not session.running:
-                    line = status_html(f"Tour 4/4, the model {settings.model}: {session.job.message} — that is the "
-                                       "tour: now write your own kernel.", session.job.kind)
-                    out[self.status] = out[self.view.progress] = line
-                yield out
-
         # One progress indicator (on the status line), not an overlay on each of the ~25 outputs.
         common = dict(concurrency_limit=CONCURRENCY, show_progress_on=[status])
         everything = self.outputs
@@ -445,11 +291,11 @@ class PlayTab:
         self.submit_btn.click(on_submit, [self.editor] + episode_in, everything, api_name="submit_step", **common)
         self.finish_btn.click(on_finish, [self.editor] + episode_in, everything, api_name="submit_and_finish",
                               **common)
-        self.model_btn.click(on_model_step, self.model_inputs, everything, api_name="model_step", **common)
-        self.auto_btn.click(on_autoplay, self.model_inputs, everything, api_name="autoplay", **common)
-        self.continue_btn.click(on_continue, self.model_inputs[3:], everything,
+        self.model_btn.click(model.model_step, self.model_inputs, everything, api_name="model_step", **common)
+        self.auto_btn.click(model.autoplay, self.model_inputs, everything, api_name="autoplay", **common)
+        self.continue_btn.click(model.continue_autoplay, self.model_inputs[3:], everything,
                                 api_name="continue_autoplay", **common)
-        self.stop_btn.click(on_stop, None, [status], api_name="stop", queue=False)
+        self.stop_btn.click(model.stop, None, [status], api_name="stop", queue=False)
         self.task.input(on_task_change, [self.task, self.editor, self.task_shown], everything, api_name="choose_task",
                         show_progress_on=[status])
         settings_in = [self.model, self.base_url, self.temperature, self.max_tokens]
@@ -459,7 +305,7 @@ class PlayTab:
                             show_progress_on=[status])
         self.demo_btn.click(on_demo, [self.task], everything, show_progress_on=[status]).then(
             on_submit, [self.editor] + episode_in, everything, **common)
-        self.tour_btn.click(on_tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
+        self.tour_btn.click(model.tour, self.model_inputs, self.restore_outputs, api_name="tour", **common)
         view.step_pick.input(on_pick, [view.step_pick], everything, api_name="inspect_step",
                              show_progress_on=[status])
         view.timeline.select(on_row, None, everything, show_progress_on=[status])

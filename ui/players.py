@@ -7,12 +7,12 @@ never stored, rendered, logged or exported.
 """
 from __future__ import annotations
 
-import os
 from urllib.parse import urlparse
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
+from environment.config import setting
 from environment.driver import submission_of
 from environment.trajectory import StepRecord, configured_secrets, scrub
 from ui.session import EpisodeHandle, PlayError
@@ -26,7 +26,7 @@ DEFAULT_MODELS = (
     "deepseek-ai/DeepSeek-V3-0324",
     "openai/gpt-oss-120b",
 )
-MODEL_TIMEOUT_S = float(os.environ.get("KERNEL_PLAYGROUND_MODEL_TIMEOUT_S", "90"))
+MODEL_TIMEOUT_S = float(setting("KERNEL_PLAYGROUND_MODEL_TIMEOUT_S"))
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def resolve_token(typed: Optional[str], base_url: Optional[str] = None) -> Optio
     if typed:
         return typed
     host = urlparse((base_url or ROUTER_URL).strip() or ROUTER_URL).hostname
-    return os.environ.get("HF_TOKEN") or None if host == urlparse(ROUTER_URL).hostname else None
+    return setting("HF_TOKEN") or None if host == urlparse(ROUTER_URL).hostname else None
 
 
 def typed_token(typed: Optional[str]) -> Optional[str]:

@@ -8,12 +8,12 @@ object cannot live in ``gr.State``, which is deep-copied) and closed on ``demo.u
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from environment.config import setting
 from environment.agent import summarize_action
 from environment.driver import EpisodeMemory, unsendable
 from environment.client import KernelEnv
@@ -43,7 +43,7 @@ STOPPING = threading.Event()
 
 def env_base_url(request: Any = None) -> str:
     """This server, reached over loopback at the port the request came in on (or $PORT)."""
-    override = os.environ.get(ENV_URL_VAR)
+    override = setting(ENV_URL_VAR)
     if override:
         return override.rstrip("/")
     server = None
@@ -51,7 +51,7 @@ def env_base_url(request: Any = None) -> str:
     scope = getattr(raw, "scope", None)
     if isinstance(scope, dict):
         server = scope.get("server")
-    port = server[1] if server and server[1] else int(os.environ.get("PORT", "8000"))
+    port = server[1] if server and server[1] else int(setting("PORT"))
     return f"http://127.0.0.1:{port}"
 
 

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from environment.config import setting
 from environment.trajectory import EpisodeRecord, export_rows
 
 DATA_DIR_VAR = "KERNEL_PLAYGROUND_DATA_DIR"
-MAX_EPISODES = int(os.environ.get("KERNEL_PLAYGROUND_MAX_EPISODES", "200"))
-RETENTION_DAYS = float(os.environ.get("KERNEL_PLAYGROUND_RETENTION_DAYS", "30"))
+MAX_EPISODES = int(setting("KERNEL_PLAYGROUND_MAX_EPISODES"))
+RETENTION_DAYS = float(setting("KERNEL_PLAYGROUND_RETENTION_DAYS"))
 MAX_RECORD_BYTES = 8 * 2**20
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
@@ -54,10 +55,10 @@ class StoreError(Exception):
 
 
 def data_dir() -> Path:
-    configured = os.environ.get(DATA_DIR_VAR)
+    configured = setting(DATA_DIR_VAR)
     if configured:
         return Path(configured)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = setting("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     candidate = Path(base) / "kernel_playground"
     try:
         candidate.mkdir(parents=True, exist_ok=True)

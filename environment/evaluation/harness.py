@@ -10,18 +10,18 @@ import os
 import threading
 from typing import Optional
 
-from environment.config import HarnessConfig, ServerConfig, harness_config
-from environment.evaluation.backends import unsupported_here
-from environment.evaluation.dispatch import EvaluationBackend, backend_kind, make_backend
-from environment.evaluation.inputs import seed_plan
-from environment.evaluation.pool import config_payload, task_payload
+from environment.config import HarnessConfig, ServerConfig, harness_config, setting
+from environment.evaluation.static.backends import unsupported_here
+from environment.evaluation.transport.dispatch import EvaluationBackend, backend_kind, make_backend
+from environment.evaluation.transport.request import EvalRequest
+from environment.evaluation.evaluator.inputs import seed_plan
 from environment.evaluation.result import EvalResult, LoadResult
-from environment.evaluation.static_checks import check_source
-from environment.evaluation.tf32_policy import with_tf32_decision
+from environment.evaluation.static.checks import check_source
+from environment.evaluation.evaluator.tf32_policy import with_tf32_decision
 from environment.tasks.task import Task
 
 # The server's secret: mixed into every trial seed, never sent to an evaluator process.
-_SECRET = os.environ.get("KERNEL_ENV_SECRET", "").encode() or os.urandom(32)
+_SECRET = setting("KERNEL_ENV_SECRET").encode() or os.urandom(32)
 _pool: Optional[EvaluationBackend] = None  # the local pool, or Ray with KERNEL_ENV_RAY_ADDRESS
 log = logging.getLogger("kernel_env.harness")
 _pool_lock = threading.Lock()
@@ -59,21 +59,18 @@ def evaluate(task: Task, source: str, config: Optional[HarnessConfig] = None, *,
         static = static.model_copy(update={"ok": True, "errors": [], "flags": []})
     seeds = seed_plan(_SECRET, seed, task.id, salt, config.trials)
     task = with_tf32_decision(task)
-    request = {"task": task_payload(task), "source": source, "seeds": seeds, "config": config_payload(config),
-               "static": static.model_dump(mode="json"), "backend": be}
-    response = pool().run(request, session, config.total_timeout_s)
-    if response.get("kind") == "result":
-        body = response["result"]  # with the backend's notes (a retry after a lost worker) added
-        result = EvalResult.model_validate(dict(body, notes=list(body.get("notes", [])) + response.get("notes", [])))
-    elif response.get("kind") == "timeout":  # per-command deadlines bound the children: the submission was slow
-        reason = response.get("error", "the evaluation ran out of time")
+    reply = pool().run(EvalRequest.of(task, source, seeds, config, static, be), session, config.total_timeout_s)
+    if reply.kind == "result":  # with the backend's notes (a retry after a lost worker) added
+        result = reply.result.model_copy(update={"notes": list(reply.result.notes) + reply.notes})
+    elif reply.kind == "timeout":  # per-command deadlines bound the children: the submission was slow
+        reason = reply.error or "the evaluation ran out of time"
         from environment.evaluation import flags as F
         result = EvalResult(task_id=task.id, backend=be, static=static, outcome="submission_failed",
                             load=LoadResult(ok=False, error=f"The evaluation did not complete: {reason}.",
                                             exit_reason=reason), flags=list(static.flags) + [F.TIMEOUT])
     else:  # the evaluator or its worker died: the environment's failure, never the submission's score
         result = EvalResult(task_id=task.id, backend=be, static=static, outcome="harness_error",
-                            harness_error=str(response.get("error", "the evaluation worker failed")))
+                            harness_error=reply.error or "the evaluation worker failed")
     if result.outcome == "harness_error":
         log.error("harness error on task %s (session %s): %s", task.id, session, result.harness_error)
     return result

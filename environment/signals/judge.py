@@ -9,10 +9,10 @@ opinion does not zero a reward); an unreachable or unreadable judge abstains.
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from typing import Optional
 
+from environment.config import setting
 from environment.evaluation.result import EvalResult, Signal
 
 NAME = "llm_judge"
@@ -25,11 +25,11 @@ PROMPT = ("You audit GPU kernel submissions for reward hacking (computing the an
 
 
 def signal(task, code: str, result: EvalResult) -> Optional[Signal]:
-    url = os.environ.get(URL_VAR, "").strip()
+    url = setting(URL_VAR).strip()
     if not url:
         return None
-    key = os.environ.get(KEY_VAR) or os.environ.get("HF_TOKEN") or ""
-    body = {"model": os.environ.get(MODEL_VAR, "judge"), "temperature": 0, "max_tokens": 120,
+    key = setting(KEY_VAR) or setting("HF_TOKEN")
+    body = {"model": setting(MODEL_VAR), "temperature": 0, "max_tokens": 120,
             "messages": [{"role": "user", "content": PROMPT.format(reference=task.reference_code, code=code)}]}
     request = urllib.request.Request(url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json",

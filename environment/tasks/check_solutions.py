@@ -37,9 +37,9 @@ import torch  # noqa: E402
 import triton.runtime.interpreter as interpreter  # noqa: E402
 import yaml  # noqa: E402
 
-from environment.evaluation import gpu_numerics  # noqa: E402
-from environment.evaluation.compare import compare as harness_compare  # noqa: E402
-from environment.evaluation.inputs import hidden_shape, make_inputs as harness_inputs  # noqa: E402
+from environment.evaluation.child import gpu_numerics  # noqa: E402
+from environment.evaluation.evaluator.compare import compare as harness_compare  # noqa: E402
+from environment.evaluation.evaluator.inputs import hidden_shape, make_inputs as harness_inputs  # noqa: E402
 from environment.tasks.task import load_task_folder  # noqa: E402
 
 PROBLEMS = pathlib.Path(__file__).parent / "problems"

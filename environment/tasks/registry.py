@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from environment.config import setting
 from environment.tasks import generator
 from environment.tasks.kernelbench import Unavailable, is_suite, load_problem, load_suite
 from environment.tasks.task import Task, TaskError, load_task_folder, task_from_reference
@@ -82,7 +83,7 @@ def catalog() -> tuple[dict[str, Task], tuple[Unavailable, ...]]:
 def _catalog() -> tuple[dict[str, Task], tuple[Unavailable, ...]]:
     """Shipped tasks must load: their failure is a bug, raised."""
     found: list[Task | Unavailable] = list(load_kernelbench(PROBLEMS))
-    for extra in filter(None, os.environ.get("KERNEL_ENV_EXTRA_TASKS", "").split(os.pathsep)):
+    for extra in filter(None, setting("KERNEL_ENV_EXTRA_TASKS").split(os.pathsep)):
         found.extend(scan(Path(extra)))
     by_id: dict[str, Task] = {}
     missing: list[Unavailable] = []

@@ -14,7 +14,7 @@ DIFFICULTIES = ("easy", "medium", "hard")
 DISTRIBUTIONS = ("normal", "wide", "extreme")
 DEFAULT_DISTRIBUTIONS = ("normal", "wide")  # 'extreme' needs a family (task.yaml `extreme:`)
 WIDE_SCALE = 4.0  # 'wide' multiplies floating inputs: larger magnitudes expose overflow and eps bugs
-# Extreme-value families (environment/evaluation/inputs.py draws them): what a kernel of that kind
+# Extreme-value families (environment/evaluation/evaluator/inputs.py draws them): what a kernel of that kind
 # must survive on a GPU, e.g. logits large enough that exp overflows without the max subtraction.
 EXTREME_FAMILIES = ("logits", "masked_logits", "rows", "elementwise", "attention")
 
@@ -40,7 +40,7 @@ class Task:
     # drawn from with the secret seed. Never shown to the agent.
     hidden_shape: Optional[dict[str, tuple[int, int]]] = None
     # Whether fp32 matmuls may run as TF32 under this task's tolerance (decided by running the
-    # reference with TF32 operands, environment/evaluation/tf32_policy.py); None: not decided yet.
+    # reference with TF32 operands, environment/evaluation/evaluator/tf32_policy.py); None: not decided yet.
     tf32_admissible: Optional[bool] = None
     init_seeded: bool = False
     # KernelBench semantics: models run as constructed (training mode: BatchNorm uses batch

@@ -249,7 +249,7 @@ EXPECTED: dict[str, Expect] = {
                                                   "is zeros on a GPU in every block but the corners"),
     # The three flash-attention attacks (a109, a112, a115) now end before the GPU shape: their kernel's model-shape
     # speedup (0.184x before the occupancy and spill terms) is under the reward's floor, where no price changes the
-    # score, so the GPU-shape stage is not waited for (modeled_bridge._not_worth_pricing). They score 0.5, as the
+    # score, so the GPU-shape stage is not waited for (modeled_speed._not_worth_pricing). They score 0.5, as the
     # shipped flash kernel does; the mechanisms they hit stay pinned on the other tasks (a105, a110, a111, a113).
     # the all-interior skip on the graded flash-attention kernel priced exactly as the shipped kernel (0.81x, 0.713:
     # the occupancy term charges the busiest program, an honest corner); the output coverage check now voids it

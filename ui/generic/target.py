@@ -9,7 +9,6 @@ the keyboard already reaches them. ``KERNEL_ENV_ALLOW_PRIVATE_ENVS=0`` refuses t
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from environment.config import setting
+
 ALLOW_VAR = "KERNEL_ENV_ALLOW_PRIVATE_ENVS"
-TIMEOUT_S = float(os.environ.get("KERNEL_ENV_GENERIC_TIMEOUT_S", "10"))
+TIMEOUT_S = float(setting("KERNEL_ENV_GENERIC_TIMEOUT_S"))
 
 
 class TargetError(Exception):
@@ -26,12 +27,12 @@ class TargetError(Exception):
 
 
 def private_allowed() -> bool:
-    configured = os.environ.get(ALLOW_VAR, "").strip().lower()
+    configured = setting(ALLOW_VAR).strip().lower()
     if configured in ("1", "true", "yes"):
         return True
     if configured in ("0", "false", "no"):
         return False
-    return not os.environ.get("SPACE_ID")
+    return not setting("SPACE_ID")
 
 
 def normalize(url: str) -> str:

@@ -27,15 +27,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+from environment.config import setting
 from environment.evaluation.modeled.model import load_spec
-from environment.evaluation.outcome import HarnessFault
+from environment.evaluation.faults import HarnessFault
 from environment.evaluation.replay.rebuild import Rebuilt
 from environment.evaluation.result import CompileInfo
 
 WORKER = Path(__file__).with_name("aot_worker.py")
 ROOT = Path(__file__).resolve().parents[3]
 WORKER_VERSION = 4   # part of the cache key: a changed worker or sandbox never serves an old verdict
-CACHE_DIR = Path(os.environ.get("KERNEL_ENV_AOT_CACHE", Path.home() / ".cache" / "kernel_env" / "aot"))
+CACHE_DIR = Path(setting("KERNEL_ENV_AOT_CACHE") or Path.home() / ".cache" / "kernel_env" / "aot")
 MAX_KERNELS = 16
 MEMORY_BYTES = 4 << 30      # LLVM and ptxas stay well under this for one kernel
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -71,7 +71,7 @@ def _enter_sandbox(workdir: str) -> dict:
     import triton.compiler  # noqa: F401
     import triton.backends.nvidia.compiler  # noqa: F401
     sys.path.insert(0, os.environ["KERNEL_ENV_ROOT"])
-    from environment.evaluation import sandbox
+    from environment.evaluation.transport import sandbox
     layers = {"landlock": sandbox.apply_landlock(sandbox.read_only_roots(), [workdir], sandbox.triton_tools())}
     layers["seccomp"] = sandbox.apply_seccomp(allow_threads=True, allow_exec=True)
     return layers

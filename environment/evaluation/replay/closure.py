@@ -41,7 +41,7 @@ PROGRAM_ACCESSES = 1024
 # The most programs of a producer's grid the prediction looks at (an elementwise grid at 8192^2 in blocks of 256)
 PREDICT_GRID = 1 << 20
 _EMPTY = np.zeros(0, dtype=np.int64)
-LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (modeled_gpu.py)
+LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (evaluator/gpu_shape.py)
 
 
 @dataclass

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_leaves
 
-from environment.evaluation.inputs import geometry
+from environment.evaluation.evaluator.inputs import geometry
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.replay import coverage
 from environment.evaluation.replay.trace import AtenStep, Special, TensorRef, Trace

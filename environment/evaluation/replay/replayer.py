@@ -22,13 +22,14 @@ from typing import NoReturn, Optional
 
 import torch
 
-from environment.evaluation import frames, gpu_numerics, sandbox
-from environment.evaluation.inputs import fingerprint, planned_inputs
+from environment.evaluation.child import gpu_numerics
+from environment.evaluation.transport import frames, sandbox
+from environment.evaluation.evaluator.inputs import fingerprint, planned_inputs
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay, ReplayError
-from environment.evaluation.child import enter_child, enter_sandbox, send_reply, serve_then_exit
-from environment.evaluation.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
+from environment.evaluation.child.lifecycle import enter_child, enter_sandbox, send_reply, serve_then_exit
+from environment.evaluation.transport.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
 
 
 def replayer_main(nonce: str, cmd_fd: int, res_fd: int) -> NoReturn:

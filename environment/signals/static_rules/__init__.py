@@ -1,5 +1,5 @@
 """Static detector set in the KernelGuard style: one named rule per red-team class, each an AST or
-regex pattern over the submission's source, written apart from evaluation/static_checks.py (which
+regex pattern over the submission's source, written apart from evaluation/static/ (which
 decides the main verdict). A rule that fires while the main verdict credits the step is a
 disagreement; the signal never changes the reward by itself (false positives cost as much as hacks).
 

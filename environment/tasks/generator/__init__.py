@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from environment.config import setting
 from environment.tasks.generator.ops import FAMILIES, LEVELS, Draw, draw, source
 from environment.tasks.task import WIDE_SCALE, Task, TaskError
 
@@ -52,7 +53,7 @@ def target_speedup(level: int) -> float:
 
 
 def _folder() -> Path:
-    folder = Path(os.environ.get("KERNEL_ENV_GENERATED_DIR") or Path(tempfile.gettempdir()) / "kernel_env_generated")
+    folder = Path(setting("KERNEL_ENV_GENERATED_DIR") or Path(tempfile.gettempdir()) / "kernel_env_generated")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

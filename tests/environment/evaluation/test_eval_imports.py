@@ -7,11 +7,12 @@ import sys
 
 PROBE = """
 import sys
-from environment.evaluation import harness, modeled_bridge, modeled_gpu
+from environment.evaluation import harness
+from environment.evaluation.child import serve
+from environment.evaluation.evaluator import gpu_shape, modeled_speed, pipeline
 from environment.evaluation.replay import sampled, coverage
-from environment.reward_scale import SPEEDUP_FLOOR
 # the GPU-shape skip test reads the reward's floor; malformed reports end it after its imports
-assert modeled_bridge._not_worth_pricing({}, {}, {}, {}, {}) == ""
+assert modeled_speed._not_worth_pricing({}, {}, {}, {}, {}) == ""
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("openenv", "gradio", "fastapi"))
 print(heavy)
 """
@@ -24,5 +25,6 @@ def test_the_evaluation_path_imports_no_openenv_or_gradio():
 
 def test_the_reward_scale_is_the_one_the_rubric_scores_with():
     from environment import reward, reward_scale, rubric
-    assert rubric.SPEEDUP_FLOOR is reward_scale.SPEEDUP_FLOOR and reward.speed_fraction is reward_scale.speed_fraction
+    from environment import config
+    assert rubric.SPEEDUP_FLOOR is reward_scale.SPEEDUP_FLOOR is config.SPEEDUP_FLOOR and reward.speed_fraction is reward_scale.speed_fraction
     assert reward_scale.speed_fraction(reward_scale.SPEEDUP_FLOOR) == 0.0 and reward_scale.speed_fraction(4.0) == 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
 from environment.evaluation.result import EvalResult
-from environment.evaluation.static_checks import check_source
+from environment.evaluation.static.checks import check_source
 from environment.tasks import get_task
 
 REF = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, bias):\n        return x + bias\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from environment.evaluation.fallback_guard import RECORDER, compile_guarded
+from environment.evaluation.child.fallback_guard import RECORDER, compile_guarded
 
 SOURCE = textwrap.dedent('''
     import contextlib

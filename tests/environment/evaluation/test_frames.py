@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from environment.evaluation import frames
+from environment.evaluation.transport import frames
 
 
 def _pipe_with(data: bytes):

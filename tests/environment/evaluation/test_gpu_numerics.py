@@ -1,4 +1,4 @@
-"""The interpreter judged as an H100 (environment/evaluation/gpu_numerics.py), in this process:
+"""The interpreter judged as an H100 (environment/evaluation/child/gpu_numerics.py), in this process:
 tl.dot rounds its operands as sm_90 does, programs run in a secret order, write-write races are named."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import triton
 import triton.language as tl
 
 from environment.config import detect_backend
-from environment.evaluation import gpu_numerics
+from environment.evaluation.child import gpu_numerics
 
 pytestmark = pytest.mark.skipif(detect_backend() != "cpu", reason="the interpreter's numerics are a CPU-host concern")
 gpu_numerics.install()

@@ -15,10 +15,11 @@ import pytest
 import torch
 
 from environment.config import harness_config
-from environment.evaluation import frames, harness
-from environment.evaluation.children import ChildHandle
-from environment.evaluation.outcome import HarnessFault
-from environment.evaluation.protocol import Run
+from environment.evaluation import harness
+from environment.evaluation.transport import frames
+from environment.evaluation.transport.children import ChildHandle
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.transport.protocol import Run
 from environment.tasks.registry import load_kernelbench
 
 GOOD = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
@@ -163,7 +164,7 @@ def test_a_compile_worker_that_dies_is_a_harness_error_not_a_compile_verdict(tmp
 def test_a_replayer_that_breaks_by_itself_says_so(tmp_path):
     import hashlib
 
-    from environment.evaluation.protocol import Limits, Replayed, ReplayJob
+    from environment.evaluation.transport.protocol import Limits, Replayed, ReplayJob
     from environment.evaluation.replay.replayer import replayer_main
     from environment.evaluation.replay.trace import Trace
 

@@ -7,9 +7,9 @@ import textwrap
 import pytest
 import torch
 
-from environment.evaluation.compare import compare
-from environment.evaluation.inputs import hidden_shape, init_args, make_inputs, plan_trials
-from environment.evaluation.tf32_policy import tf32_admissible
+from environment.evaluation.evaluator.compare import compare
+from environment.evaluation.evaluator.inputs import hidden_shape, init_args, make_inputs, plan_trials
+from environment.evaluation.evaluator.tf32_policy import tf32_admissible
 from environment.prompt import task_prompt
 from environment.tasks import get_task, list_tasks
 from environment.tasks.task import task_from_reference

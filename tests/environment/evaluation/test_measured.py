@@ -18,8 +18,8 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
-real_time = child._cmd_time
+child = sys.modules["environment.evaluation.child.commands"]
+real_time = child.cmd_time
 
 
 def lazy_time(model, staged, device, skip_model=False):
@@ -27,7 +27,7 @@ def lazy_time(model, staged, device, skip_model=False):
     return [[torch.zeros(args[0].shape)] for args in staged], 0.0
 
 
-child._cmd_time = lazy_time
+child.cmd_time = lazy_time
 
 
 class ModelNew(nn.Module):
@@ -56,8 +56,9 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
-real_time, real_digest, real_reply = child._cmd_time, child._digest, child.send_reply
+child = sys.modules["environment.evaluation.child.commands"]
+serve = sys.modules["environment.evaluation.child.serve"]
+real_time, real_digest, real_reply = child.cmd_time, child.digest, serve.send_reply
 
 
 def timed(*args, **kwargs):
@@ -76,7 +77,7 @@ def reply(fd, head, *rest):
     return real_reply(fd, head, *rest)
 
 
-child._cmd_time, child._digest, child.send_reply = timed, digest, reply
+child.cmd_time, child.digest, serve.send_reply = timed, digest, reply
 
 
 class ModelNew(nn.Module):
@@ -104,8 +105,8 @@ import sys
 import torch
 import torch.nn as nn
 
-child = sys.modules["environment.evaluation.child"]
-real_time = child._cmd_time
+child = sys.modules["environment.evaluation.child.commands"]
+real_time = child.cmd_time
 
 
 def timed(model, staged, device, skip_model=False):
@@ -113,7 +114,7 @@ def timed(model, staged, device, skip_model=False):
     return real_time(model, staged, device, skip_model)
 
 
-child._cmd_time = timed
+child.cmd_time = timed
 
 
 class ModelNew(nn.Module):

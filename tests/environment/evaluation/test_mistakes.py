@@ -11,8 +11,8 @@ import torch
 from environment.config import harness_config
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
-from environment.evaluation.outputs import classify
-from environment.evaluation.static_checks import check_source
+from environment.evaluation.child.outputs import classify
+from environment.evaluation.static.checks import check_source
 from environment.reward import score
 from environment.tasks import get_task
 

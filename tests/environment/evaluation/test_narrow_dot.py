@@ -1,4 +1,4 @@
-"""Narrow tl.dot operands in the interpreter as on sm_90 (environment/evaluation/gpu_numerics.py): bf16, fp16
+"""Narrow tl.dot operands in the interpreter as on sm_90 (environment/evaluation/child/gpu_numerics.py): bf16, fp16
 and fp8 operands convert exactly and accumulate in fp32; fp32 -> bf16 rounds to nearest even; a bf16x3 split
 recovers about fp32 accuracy and one bf16 pass does not (precision, not garbage)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 from environment.config import detect_backend
-from environment.evaluation import gpu_numerics
+from environment.evaluation.child import gpu_numerics
 
 pytestmark = pytest.mark.skipif(detect_backend() != "cpu", reason="the interpreter's numerics are a CPU-host concern")
 gpu_numerics.install()

@@ -22,7 +22,7 @@ import pytest
 from environment import reward
 from environment.config import RayConfig
 from environment.evaluation import harness
-from environment.evaluation.pool import EvaluatorPool
+from environment.evaluation.transport.pool import EvaluatorPool
 from environment.tasks import get_task
 
 if os.environ.get("CI") and "ray" not in sys.modules:
@@ -70,7 +70,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def ray_backend(cluster):
-    from environment.evaluation.ray_backend import RayBackend
+    from environment.evaluation.transport.ray_backend import RayBackend
     backend = RayBackend(RayConfig(address=cluster.address, cpu_actors=2, gpu_actors=0))
     backend.describe()  # both actors warm
     return backend
@@ -171,7 +171,7 @@ def verdict(result, name: str) -> tuple:
 
 
 def test_ray_missing_is_a_harness_error_naming_the_extra(monkeypatch):
-    from environment.evaluation.ray_backend import RayBackend
+    from environment.evaluation.transport.ray_backend import RayBackend
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     task = get_task("gelu_bias")
     source = sorted(task.solutions["correct"])[0].read_text()
@@ -241,17 +241,16 @@ def _served_by_actors(backend) -> int:
     return sum(n["served"] for n in backend.describe()["nodes"])
 
 
-def _request(task_id: str, backend: str) -> dict:
+def _request(task_id: str, backend: str):
     """What harness.evaluate sends (per-evaluation seeds, no secret), for calling a backend directly."""
     from environment.config import harness_config
-    from environment.evaluation.inputs import seed_plan
-    from environment.evaluation.pool import config_payload, task_payload
-    from environment.evaluation.static_checks import check_source
+    from environment.evaluation.evaluator.inputs import seed_plan
+    from environment.evaluation.static.checks import check_source
+    from environment.evaluation.transport.request import EvalRequest
     task = get_task(task_id)
     source = sorted(task.solutions["correct"])[0].read_text()
-    return {"task": task_payload(task), "source": source, "seeds": seed_plan(b"k", 1, task.id, "", 5),
-            "config": config_payload(harness_config()), "static": check_source(source, task.reference_code).model_dump(),
-            "backend": backend}
+    return EvalRequest.of(task, source, seed_plan(b"k", 1, task.id, "", 5), harness_config(),
+                          check_source(source, task.reference_code), backend)
 
 
 def test_waiting_sessions_are_served_fairly_across_the_actors(ray_backend, monkeypatch):
@@ -285,7 +284,7 @@ def test_waiting_sessions_are_served_fairly_across_the_actors(ray_backend, monke
 def test_requests_are_routed_by_backend_to_cpu_or_gpu_actors(cluster, ray_backend):
     """A node that declares one GPU gets the num_gpus=1 actor; cuda requests go there, cpu ones never do.
     (This host has no CUDA: the cuda evaluation itself ends as the environment's failure, not the submission's.)"""
-    from environment.evaluation.ray_backend import RayBackend
+    from environment.evaluation.transport.ray_backend import RayBackend
     gpu_node = add_worker_node(cluster, cpus=1, gpus=1)
     mixed = RayBackend(RayConfig(address=cluster.address, cpu_actors=2, gpu_actors=1))
     try:
@@ -294,10 +293,10 @@ def test_requests_are_routed_by_backend_to_cpu_or_gpu_actors(cluster, ray_backen
         assert nodes["kernel_env-cuda-0"]["backend"] == "cuda" and nodes["kernel_env-cpu-0"]["backend"] == "cpu"
         assert gpu_node.node_id not in {nodes[f"kernel_env-cpu-{i}"]["node_id"] for i in (0, 1)}
         on_gpu = mixed.run(_request("gelu_bias", "cuda"), "s", 120)
-        assert on_gpu["actor"] == "kernel_env-cuda-0" and on_gpu["node_id"] == gpu_node.node_id
+        assert on_gpu.actor == "kernel_env-cuda-0" and on_gpu.node_id == gpu_node.node_id
         on_cpu = [mixed.run(_request("gelu_bias", "cpu"), "s", 120) for _ in range(3)]
-        assert {r["actor"] for r in on_cpu} <= {"kernel_env-cpu-0", "kernel_env-cpu-1"}
-        assert all(r["result"]["correctness"]["correct"] for r in on_cpu)
+        assert {r.actor for r in on_cpu} <= {"kernel_env-cpu-0", "kernel_env-cpu-1"}
+        assert all(r.result.correctness.correct for r in on_cpu)
     finally:
         ray.kill(next(a.handle for a in mixed.actors() if a.kind == "cuda"), no_restart=True)
         cluster.remove_node(gpu_node)

@@ -10,7 +10,7 @@ import pytest
 
 from environment.config import RayConfig
 from environment.evaluation import harness
-from environment.evaluation.pool import EvaluatorPool
+from environment.evaluation.transport.pool import EvaluatorPool
 from environment.tasks import get_task
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install '.[ray]')")
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 
 def test_a_gpu_actor_measures_cuda_evaluations_with_the_local_verdicts(monkeypatch):
-    from environment.evaluation.ray_backend import RayBackend
+    from environment.evaluation.transport.ray_backend import RayBackend
     monkeypatch.setenv("KERNEL_ENV_BACKEND", "cuda")
     task = get_task("gelu_bias")
     sources = [p.read_text() for p in sorted(task.solutions["correct"]) + sorted(task.solutions["wrong"])[:1]]

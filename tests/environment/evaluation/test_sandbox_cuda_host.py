@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from environment.evaluation import sandbox
+from environment.evaluation.transport import sandbox
 
 
 _libc = ctypes.CDLL(None, use_errno=True)

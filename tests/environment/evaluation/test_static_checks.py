@@ -1,6 +1,6 @@
 """Stage 1: the AST checks name the forbidden construct and the fix, before any code runs."""
 from environment.evaluation import flags as F
-from environment.evaluation.static_checks import MAX_SOURCE_BYTES, check_source
+from environment.evaluation.static.checks import MAX_SOURCE_BYTES, check_source
 
 REF = """
 import torch

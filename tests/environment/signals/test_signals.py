@@ -11,7 +11,7 @@ import pytest
 
 from environment import signals
 from environment.env import KernelEnvironment
-from environment.evaluation.performance import stats
+from environment.evaluation.evaluator.performance import stats
 from environment.evaluation.result import (CorrectnessResult, EvalResult, LaunchCost, LoadResult, ModeledCost,
                                            PerformanceResult, StaticResult, TimingStats)
 from environment.models import KernelAction

@@ -330,7 +330,7 @@ def test_load_inline_runs_in_the_sandbox_on_a_cuda_host(tmp_path):
 
 
 def test_language_detection_never_raises_on_source_the_parser_cannot_take():
-    from environment.evaluation.backends import foreign_language, unsupported_here
+    from environment.evaluation.static.backends import foreign_language, unsupported_here
     deep = "# load_inline\nx = " + "-" * 200000 + "1\n"
     assert unsupported_here(deep, "cpu") is None
     assert foreign_language("import cupy as cp\n") == ("CUDA C++", "cupy")

@@ -10,7 +10,7 @@ import torch
 from environment.evaluation import flags as F
 from environment.config import harness_config
 from environment.evaluation.harness import evaluate
-from environment.evaluation.inputs import make_inputs
+from environment.evaluation.evaluator.inputs import make_inputs
 from environment.prompt import starting_template
 from environment.tasks import GRADED_TASKS, TaskError, list_tasks, load_kernelbench, registry
 

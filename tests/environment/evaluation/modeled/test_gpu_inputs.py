@@ -4,9 +4,9 @@ mismatch between the two makers that is the environment's (model-shape price), n
 import pytest
 import torch
 
-from environment.evaluation.inputs import fingerprint, make_inputs, planned_inputs
-from environment.evaluation.modeled_gpu import GpuRun, price
-from environment.evaluation.protocol import InputPlan, Replayed
+from environment.evaluation.evaluator.inputs import fingerprint, make_inputs, planned_inputs
+from environment.evaluation.evaluator.gpu_shape import GpuRun, price
+from environment.evaluation.transport.protocol import InputPlan, Replayed
 from environment.tasks import GRADED_TASKS, get_task
 
 

@@ -7,7 +7,7 @@ import pytest
 from environment import reward
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
-from environment.evaluation.pool import EvaluatorPool
+from environment.evaluation.transport.pool import EvaluatorPool
 from environment.tasks import get_task
 
 pytestmark = pytest.mark.skipif(__import__("environment.config", fromlist=["x"]).detect_backend() != "cpu",
@@ -34,21 +34,19 @@ def test_modeled_speedup_is_bit_identical_across_runs_and_processes():
         response = other_pool.run(_request(FUSED, seed=9), "determinism", 120)
     finally:
         other_pool.close()
-    third = response["result"]["performance"]["speedup"]
+    third = response.result.performance.speedup
     assert first[0] == first[1] == third
 
 
-def _request(source: str, seed: int) -> dict:
+def _request(source: str, seed: int):
     from environment.config import harness_config
     from environment.evaluation import harness
-    from environment.evaluation.inputs import seed_plan
-    from environment.evaluation.pool import config_payload, task_payload
-    from environment.evaluation.static_checks import check_source
+    from environment.evaluation.evaluator.inputs import seed_plan
+    from environment.evaluation.static.checks import check_source
+    from environment.evaluation.transport.request import EvalRequest
     config = harness_config()
-    return {"task": task_payload(GELU), "source": source,
-            "seeds": seed_plan(b"another-secret", seed, GELU.id, "", config.trials),
-            "config": config_payload(config), "static": check_source(source, GELU.reference_code).model_dump(),
-            "backend": harness.backend()}
+    return EvalRequest.of(GELU, source, seed_plan(b"another-secret", seed, GELU.id, "", config.trials), config,
+                          check_source(source, GELU.reference_code), harness.backend())
 
 
 HOST_NUMPY = '''"""Computes the output on the host with numpy and returns it as a tensor."""

@@ -5,7 +5,7 @@ import triton
 import triton.language as tl
 import triton.runtime.interpreter as interp
 
-from environment.evaluation import gpu_numerics
+from environment.evaluation.child import gpu_numerics
 
 
 @triton.jit

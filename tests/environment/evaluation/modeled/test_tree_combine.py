@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from environment.evaluation import gpu_numerics
+from environment.evaluation.child import gpu_numerics
 from environment.evaluation.modeled import tree_combine
 
 

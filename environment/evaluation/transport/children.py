@@ -11,10 +11,11 @@ from typing import Optional
 import torch
 from pydantic import BaseModel
 
-from environment.evaluation import frames
-from environment.evaluation.child import CHILD_FAILED, child_main
-from environment.evaluation.outcome import HarnessFault
-from environment.evaluation.protocol import Job, Reply, parse
+from environment.evaluation.transport import frames
+from environment.evaluation.child.lifecycle import CHILD_FAILED
+from environment.evaluation.child.serve import child_main
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.transport.protocol import Job, Reply, parse
 
 
 class ChildDied(Exception):

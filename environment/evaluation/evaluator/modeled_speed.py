@@ -25,13 +25,14 @@ import time
 from typing import Any, Optional
 
 from environment.evaluation import flags as F
-from environment.evaluation.children import ChildDied
-from environment.evaluation.frames import FrameError, encode_header
-from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
-from environment.evaluation.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
-                                             TraceCall, Traced)
-from environment.evaluation.inputs import json_init, make_inputs
-from environment.evaluation.verdict import judged
+from environment.evaluation.transport.children import ChildDied
+from environment.evaluation.transport.frames import FrameError, encode_header
+from environment.evaluation.evaluator.outcome import StageContext, StageOutcome
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.transport.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
+                                                       TraceCall, Traced)
+from environment.evaluation.evaluator.inputs import json_init, make_inputs
+from environment.evaluation.evaluator.verdict import judged
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
 
 SELFTEST: Optional[tuple[bool, str]] = None  # set once in the zygote, inherited by every evaluator
@@ -83,7 +84,7 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return _no_credit(F.MODELED_UNAVAILABLE, f"Modeled GPU time is off on this host: the counter self-test "
                                                   f"failed ({detail}).")
     task, cfg = ctx.task, ctx.config
-    from environment.evaluation.modeled_gpu import model_shape_of
+    from environment.evaluation.evaluator.gpu_shape import model_shape_of
     shape = model_shape_of(task)
     counted_family, heldout_family = families(task, ctx.seeds.counted, ctx.seeds.heldout)
     counted = make_inputs(reference, shape, counted_family, ctx.seeds.counted, task.extreme,
@@ -109,8 +110,8 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
 
     def at_gpu_shape(rebuilt: Any, aten_only: bool):
-        from environment.evaluation import modeled_gpu
-        return modeled_gpu.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
+        from environment.evaluation.evaluator import gpu_shape
+        return gpu_shape.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
                      lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs,
@@ -217,10 +218,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         head, checked = None, []
         ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
     else:
-        from environment.evaluation import modeled_gpu
-        modeled_gpu.start_reference(gpu)   # beside the sampler's replay, now that its price can matter
+        from environment.evaluation.evaluator import gpu_shape
+        gpu_shape.start_reference(gpu)   # beside the sampler's replay, now that its price can matter
         head, checked = second()           # the GPU-shape replay's reply
-        modeled_gpu.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
+        gpu_shape.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
     replay_s = time.perf_counter() - mark
     sampled = (head.sampled_report or {}) if head is not None else {}
     mark = time.perf_counter()   # one sm_90 compile of every signature, both replays: before pricing (occupancy)
@@ -246,8 +247,8 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     if skip:
         gpu_note = f" Not priced at the GPU shape {gpu.shape or ''}: {skip}.".replace("  ", " ")
     elif gpu is not None:
-        from environment.evaluation import modeled_gpu
-        priced = modeled_gpu.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
+        from environment.evaluation.evaluator import gpu_shape
+        priced = gpu_shape.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
         if priced.flag:
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
                               triton_launches=launches)
@@ -258,13 +259,13 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         if priced.candidate is not None:
             # the GPU-shape price only ever lowers the credit (see credited_speedup)
             model_speedup = modeled_speedup(ref_cost, cand_cost, spec)
-            report = modeled_gpu.merged_report(report, head.sampled_report)
+            report = gpu_shape.merged_report(report, head.sampled_report)
             cand_cost, ref_cost, priced_at = priced.candidate, priced.reference, gpu.shape
             gpu_speedup = modeled_speedup(ref_cost, cand_cost, spec)
         else:
             gpu_note = f" Priced at the model shape: {priced.why}."
         if priced.capped:
-            cap = modeled_gpu.EXCUSED_CAP
+            cap = gpu_shape.EXCUSED_CAP
             gpu_note += (f" Priced at the model shape for that reason, it earns at most {cap:g}x (the reference's "
                          "speed): failing at the GPU shape never pays.")
 
@@ -347,7 +348,7 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         return head.report, outputs, lambda: (None, [])
 
     def second() -> tuple[Replayed, list]:
-        """The sampler's replies: what it says of the GPU-shape inputs it made (modeled_gpu.price), sent
+        """The sampler's replies: what it says of the GPU-shape inputs it made (gpu_shape.price), sent
         before it loads the submission's kernels, then the GPU-shape replay's (whatever stops that one, the
         first replay's verdict stands)."""
         reason = unmade
@@ -358,7 +359,7 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
                 reason = died.reason
             except FrameError as exc:
                 reason = f"its first reply is malformed ({exc})"
-        if reason:  # the environment's (modeled_gpu.inputs_differ): the model-shape price stands
+        if reason:  # the environment's (gpu_shape.inputs_differ): the model-shape price stands
             gpu.replayer_inputs = Replayed(kind="replayed", nonce="", ok=True,
                                            sampled_inputs_error=f"the sampler stopped before its first reply: {reason}")
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error="no inputs were made"), []
@@ -386,7 +387,7 @@ def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dic
     (and its warnings there, size_dependent among them, only ever take speed credit away): its price is
     not worth a second of the evaluation. A training run's many slow kernels end here."""
     from environment.evaluation.modeled.model import model_cost, modeled_speedup
-    from environment.reward_scale import SPEEDUP_FLOOR   # not environment.reward: it imports OpenEnv
+    from environment.config import SPEEDUP_FLOOR
     try:
         bound = modeled_speedup(model_cost(reference["launches"], spec, tolerance, shape),
                                 model_cost(report["launches"], spec, tolerance, shape), spec)

@@ -23,7 +23,7 @@ from typing import Any, Optional
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from environment.evaluation.gpu_numerics import tf32_truncate
+from environment.evaluation.child.gpu_numerics import tf32_truncate
 from environment.tasks.task import Task
 
 SEEDS = (0, 1)
@@ -85,7 +85,7 @@ def _key(task: Task) -> str:
 
 
 def _decide(task: Task) -> Optional[bool]:
-    from environment.evaluation.inputs import hidden_shape, init_args, make_inputs
+    from environment.evaluation.evaluator.inputs import hidden_shape, init_args, make_inputs
 
     reference = task.load_reference()
     shapes = list(task.cpu_shapes) + ([hidden_shape(task, SEEDS[0])] if task.hidden_shape else [])

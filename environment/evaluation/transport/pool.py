@@ -4,23 +4,22 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
 
-from environment.config import SECRET_ENV_PREFIXES, HarnessConfig, detect_backend
-from environment.evaluation import frames
-from environment.evaluation.fair import FairQueue
+from environment.config import SECRET_ENV_PREFIXES, detect_backend, setting
+from environment.evaluation.transport import frames
+from environment.evaluation.transport.fair import FairQueue
+from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _START = "start a zygote"  # what _take grants when a new zygote may be started
 
 
@@ -33,12 +32,12 @@ def child_environment() -> dict[str, str]:
     env.pop("TORCHINDUCTOR_CACHE_DIR", None)
     env["TRITON_INTERPRET"] = "1" if detect_backend() == "cpu" else "0"
     if detect_backend() == "cuda" and "TRITON_LIBCUDA_PATH" not in env:
-        from environment.evaluation.sandbox import libcuda_dir
+        from environment.evaluation.transport.sandbox import libcuda_dir
         found = libcuda_dir()
         if found:
             env["TRITON_LIBCUDA_PATH"] = found
     env["OMP_NUM_THREADS"] = "1"
-    if os.environ.get("KERNEL_ENV_HUGE_PAGES", "1") != "0":
+    if setting("KERNEL_ENV_HUGE_PAGES") != "0":
         env["GLIBC_TUNABLES"] = huge_page_tunables(env.get("GLIBC_TUNABLES", ""))
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
@@ -58,7 +57,7 @@ def huge_page_tunables(tunables: str) -> str:
 
 class Zygote:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "environment.evaluation.zygote"], cwd=str(ROOT),
+        self.proc = subprocess.Popen([sys.executable, "-m", "environment.evaluation.transport.zygote"], cwd=str(ROOT),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(),
                                      start_new_session=True)
         header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + 180)
@@ -68,14 +67,14 @@ class Zygote:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def call(self, request: EvalRequest, timeout_s: float) -> EvalReply:
         """The request body travels as opaque bytes the zygote forwards without decoding."""
-        body = torch.frombuffer(bytearray(json.dumps(request).encode()), dtype=torch.uint8)
-        envelope = {"kind": "request", "id": request["id"], "nonce": request["nonce"],
-                    "budget_s": float(request["config"]["total_timeout_s"])}
+        body = torch.frombuffer(bytearray(request.model_dump_json().encode()), dtype=torch.uint8)
+        envelope = {"kind": "request", "id": request.id, "nonce": request.nonce,
+                    "budget_s": float(request.config.total_timeout_s)}
         frames.write_frame(self.proc.stdin.fileno(), frames.encode(envelope, [body]))
         header, _ = frames.read_frame(self.proc.stdout.fileno(), None, time.monotonic() + timeout_s)
-        return header
+        return reply_of(header)
 
     def close(self) -> None:
         if self.alive():
@@ -139,14 +138,15 @@ class EvaluatorPool:
                 self._started -= 1
             self._lock.notify_all()
 
-    def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
+    def run(self, request: EvalRequest, session: str, timeout_s: float) -> EvalReply:
         z = self._acquire(session)
         try:
-            response = z.call(dict(request, id=secrets.token_hex(8), nonce=secrets.token_hex(16)), timeout_s + 30)
+            response = z.call(request.model_copy(update={"id": secrets.token_hex(8), "nonce": secrets.token_hex(16)}),
+                              timeout_s + 30)
         except frames.FrameError as exc:
             z.close()
             self._release(None)
-            return {"kind": "crash", "error": f"the evaluation worker failed ({exc})"}
+            return EvalReply(kind="crash", error=f"the evaluation worker failed ({exc})")
         self._release(z)
         return response
 
@@ -155,15 +155,3 @@ class EvaluatorPool:
             for z in self._idle:
                 z.close()
             self._idle.clear()
-
-
-def task_payload(task) -> dict[str, Any]:
-    fields = asdict(task)
-    fields["reference_path"] = str(task.reference_path)
-    fields["folder"] = str(task.folder) if task.folder else None
-    fields.pop("solutions", None)
-    return fields
-
-
-def config_payload(config: HarnessConfig) -> dict[str, Any]:
-    return asdict(config)

@@ -16,18 +16,19 @@ import torch
 
 
 from environment.config import HarnessConfig
-from environment.evaluation import fallback_guard
+from environment.evaluation.child import fallback_guard
 from environment.evaluation import flags as F
-from environment.evaluation.children import ChildDied, ChildHandle
-from environment.evaluation.sandbox import landlock_abi as sandbox_landlock_abi
-from environment.evaluation.compare import compare
-from environment.evaluation.protocol import Job, Limits, Loaded, Ran, Run
-from environment.evaluation.frames import FrameError
-from environment.evaluation.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
-from environment.evaluation.modeled_bridge import modeled_performance
-from environment.evaluation.outputs import wrong_output_message
-from environment.evaluation.outcome import HarnessFault, StageContext
-from environment.evaluation.performance import measure
+from environment.evaluation.transport.children import ChildDied, ChildHandle
+from environment.evaluation.transport.sandbox import landlock_abi as sandbox_landlock_abi
+from environment.evaluation.evaluator.compare import compare
+from environment.evaluation.transport.protocol import Job, Limits, Loaded, Ran, Run
+from environment.evaluation.transport.frames import FrameError
+from environment.evaluation.evaluator.inputs import SeedPlan, init_args, json_init, make_inputs, plan_trials
+from environment.evaluation.evaluator.modeled_speed import modeled_performance
+from environment.evaluation.child.outputs import wrong_output_message
+from environment.evaluation.evaluator.outcome import StageContext
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.evaluator.performance import measure
 from environment.evaluation.result import (CorrectnessResult, EvalResult, KernelLaunches, LoadResult,
                                            PerformanceResult, StaticResult)
 from environment.tasks.task import Task
@@ -171,7 +172,7 @@ class Evaluation:
         self._check_layers(header.layers)
         self._lap("load")
         if self.backend == "cpu" and self.config.cpu_speed != "measured" and self.config.gpu_shape_pricing:
-            from environment.evaluation.modeled_gpu import prefetch
+            from environment.evaluation.evaluator.gpu_shape import prefetch
             prefetch(self.task, self.config, self.seeds.heldout, self.sampler)  # made while the trials run
         try:
             self._correctness(reference, cand, ref)

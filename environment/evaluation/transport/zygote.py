@@ -7,7 +7,6 @@ collects grandchildren that escaped the group.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -16,9 +15,13 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from environment.evaluation import frames
-from environment.evaluation.sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, prctl, probe_layers
+from environment.evaluation.transport import frames
+from environment.evaluation.transport.sandbox import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, prctl, probe_layers
+
+if TYPE_CHECKING:
+    from environment.evaluation.transport.request import EvalRequest
 
 
 def _warm_up(backend: str) -> None:
@@ -42,14 +45,15 @@ def _warm_up(backend: str) -> None:
     torch.save(x, io.BytesIO())
     torch.nn.functional.gelu(x + 1)
     # Everything an evaluator and its children import, so no fork pays for (or races with) an import.
-    import environment.evaluation.child  # noqa: F401
-    import environment.evaluation.evaluator  # noqa: F401
-    import environment.evaluation.performance  # noqa: F401
+    import environment.evaluation.child.serve  # noqa: F401
+    import environment.evaluation.evaluator.pipeline  # noqa: F401
+    import environment.evaluation.evaluator.performance  # noqa: F401
     import environment.evaluation.replay.replayer  # noqa: F401
+    import environment.evaluation.transport.request  # noqa: F401
     import environment.config  # noqa: F401
     import environment.tasks.task  # noqa: F401
     if backend == "cpu":
-        from environment.evaluation.modeled_bridge import run_self_test
+        from environment.evaluation.evaluator.modeled_speed import run_self_test
         from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
         model.load_spec()  # parsed once here: every evaluator inherits it
         ok, detail = run_self_test()
@@ -78,31 +82,16 @@ def _reap_orphans() -> None:
             return
 
 
-def _evaluate_in_child(request: dict, out_fd: int, children) -> None:
-    from environment.config import HarnessConfig
-    from environment.evaluation.evaluator import Evaluation
-    from environment.evaluation.inputs import SeedPlan
-    from environment.evaluation.result import StaticResult
-    from environment.tasks.task import Task
+def _evaluate_in_child(request: EvalRequest, out_fd: int, children) -> None:
+    from environment.evaluation.evaluator.pipeline import Evaluation
 
-    task_fields = dict(request["task"])
-    for key in ("reference_path", "folder"):
-        if task_fields.get(key):
-            task_fields[key] = Path(task_fields[key])
-    task_fields["solutions"] = {}
-    for key in ("cpu_shapes", "gpu_shapes", "distributions"):
-        task_fields[key] = tuple(task_fields[key])
-    task = Task(**task_fields)
-    config = HarnessConfig(**request["config"])
-    static = StaticResult(**request["static"])
-    seeds = SeedPlan(**dict(request["seeds"], trials=tuple(request["seeds"]["trials"])))
-    result = Evaluation(task, request["source"], static, seeds, config, request["backend"],
-                        request["workdir"], children).run()
+    result = Evaluation(request.task_of(), request.source, request.static, request.seeds, request.config,
+                        request.backend, request.workdir, children).run()
     body = result.model_dump(mode="json")
     try:
-        frame = frames.encode({"kind": "result", "nonce": request["nonce"], "result": body})
+        frame = frames.encode({"kind": "result", "nonce": request.nonce, "result": body})
     except frames.FrameError:  # never leave without a result: cut every text field and send that
-        frame = frames.encode({"kind": "result", "nonce": request["nonce"], "result": _cut_strings(body, 2000)})
+        frame = frames.encode({"kind": "result", "nonce": request.nonce, "result": _cut_strings(body, 2000)})
     frames.write_frame(out_fd, frame)
 
 
@@ -131,15 +120,16 @@ class _Spare:
                 os.close(fd)
             code = 0
             try:
-                from environment.evaluation.children import ChildHandle
+                from environment.evaluation.transport.children import ChildHandle
                 from environment.evaluation.replay.replayer import replayer_main
+                from environment.evaluation.transport.request import EvalRequest
                 # candidate, reference, replayer, sampler (the GPU-shape replay beside the replayer's): all
                 # forked before the request exists in this process
                 children = (ChildHandle(role="candidate"), ChildHandle(role="reference"),
                             ChildHandle(replayer_main, role="replayer"), ChildHandle(replayer_main, role="sampler"))
                 envelope, (body,) = frames.read_frame(req_r, None, time.monotonic() + 10**9)
-                request = json.loads(body.numpy().tobytes())
-                request.update(nonce=envelope["nonce"], workdir=envelope["workdir"])
+                request = EvalRequest.model_validate_json(body.numpy().tobytes()).model_copy(
+                    update={"nonce": envelope["nonce"], "workdir": envelope["workdir"]})
                 _evaluate_in_child(request, res_w, children)
             except frames.ClosedIdle:  # a spare evaluator whose pool closed before any request came
                 pass

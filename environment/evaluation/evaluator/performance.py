@@ -8,11 +8,12 @@ import time
 from typing import Any, Optional
 
 from environment.evaluation import flags as F
-from environment.evaluation.inputs import json_init, make_inputs
-from environment.evaluation.outcome import HarnessFault, StageContext, StageOutcome
-from environment.evaluation.protocol import NOT_PLAIN, Digest, Digested, Fetch, Fetched, Stage, Staged, Time, Timed
+from environment.evaluation.evaluator.inputs import json_init, make_inputs
+from environment.evaluation.evaluator.outcome import StageContext, StageOutcome
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.transport.protocol import NOT_PLAIN, Digest, Digested, Fetch, Fetched, Stage, Staged, Time, Timed
 from environment.evaluation.result import PerformanceResult, TimingStats
-from environment.evaluation.verdict import judged
+from environment.evaluation.evaluator.verdict import judged
 
 # Beyond these a speedup is implausible for a correct kernel of these tasks (KernelBench flags >10x).
 PLAUSIBLE_SPEEDUP = {"measured_cpu": 10.0, "measured_cuda": 20.0}
@@ -131,7 +132,7 @@ def measure(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutc
 
 def _digest(tensors) -> str:
     import hashlib
-    from environment.evaluation.frames import tensor_bytes
+    from environment.evaluation.transport.frames import tensor_bytes
     h = hashlib.sha256()
     for t in tensors:
         h.update(tensor_bytes(t))

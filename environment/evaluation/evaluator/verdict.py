@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from environment.evaluation.compare import compare
-from environment.evaluation.protocol import Ran, Run
+from environment.evaluation.evaluator.compare import compare
+from environment.evaluation.transport.protocol import Ran, Run
 
 
 def first_mismatch(ctx: Any, shape: dict, expected: list, actual: list,

@@ -1,6 +1,6 @@
 """Modeled time at the task's GPU shape (CPU hosts): the plan, and the verdict on its replay.
 
-The model-shape replay (modeled_bridge.py) proves on held-out inputs that the candidate's recorded
+The model-shape replay (modeled_speed.py) proves on held-out inputs that the candidate's recorded
 work computes the answer. This stage prices that work at a size a GPU runs:
 
 1. The shape: of the task's `gpu_shapes`, the one with the fewest input bytes that fits
@@ -49,7 +49,6 @@ badly at the GPU shape could escape to its model-shape speedup by misbehaving on
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -57,18 +56,17 @@ from typing import Any, Optional
 import torch
 
 from environment.evaluation import flags as F
-from environment.evaluation.compare import compare
-from environment.evaluation.inputs import _planned_bytes, geometry as geometry_of, json_init
-from environment.evaluation.outcome import HarnessFault
-from environment.evaluation.protocol import InputPlan
+from environment.evaluation.evaluator.compare import compare
+from environment.evaluation.evaluator.inputs import geometry as geometry_of, json_init
+from environment.evaluation.faults import HarnessFault
+from environment.evaluation.transport.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay import closure
 from environment.evaluation.replay.sampled import MODEL_LIMIT
+from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES  # noqa: F401 (re-exported)
+from environment.evaluation.evaluator.gpu_plan import _label, choose_shape, model_shape_of  # noqa: F401 (re-exported)
 
 
-# Inputs of the GPU shape are made and held by the reference child and the sampler (one copy each);
-# larger shapes stay at the model shape (the children's address space is KERNEL_ENV_MEMORY_MB).
-INPUT_CAP_BYTES = 256 << 20
 # The most speedup a pure PyTorch submission earns when it cannot be priced at the GPU shape by its doing
 EXCUSED_CAP = 1.0
 
@@ -109,26 +107,6 @@ class Priced:
     denied: bool = False      # no speed credit: the stage failed in a way the submission could cause
 
 
-def _label(seed: int, label: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{label}|{seed}".encode()).digest()[:8], "little") >> 1
-
-
-def choose_shape(task: Any, reference: Any, cap_bytes: int) -> tuple[Optional[dict[str, int]], str]:
-    """(shape, "") or (None, why the modeled time stays at the model shape)."""
-    if not task.gpu_shapes:
-        return None, "the task names no GPU shape"
-    sized = []
-    for i, shape in enumerate(task.gpu_shapes):
-        for name, value in shape.items():
-            setattr(reference, name, value)
-        planned = _planned_bytes(reference)
-        if planned is not None and planned <= cap_bytes:
-            sized.append((planned, i, shape))
-    if not sized:
-        return None, f"no GPU shape's inputs fit in {cap_bytes >> 20} MiB"
-    return min(sized)[2], ""
-
-
 def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_shape: dict[str, int]):
     """(shape, geometry, input plan, init, sample seed) or a GpuRun saying why not (the reference
     module's dimensions are left at the model shape)."""
@@ -150,18 +128,13 @@ def _plan(task: Any, reference: Any, cap_bytes: int, heldout_seed: int, model_sh
             setattr(reference, name, value)
 
 
-def model_shape_of(task: Any) -> dict[str, int]:
-    """The shape the model-shape replay counts at."""
-    return task.model_shape or max(task.cpu_shapes, key=lambda s: sum(s.values()) if s else 0)
-
-
 def prefetch(task: Any, cfg: Any, heldout_seed: int, replayer: Any) -> None:
     """Send the sampler (`replayer`) the GPU-shape input plan before the trials (protocol.MakeInputs), so it makes
     the inputs while they run rather than on the replay's path. Speculative: the plan is made here
     as prepare will make it (a fresh reference module at the model shape's dimensions first), and a
     job whose plan differs has its inputs made again; nothing here decides a verdict."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import MakeInputs
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import MakeInputs
     try:
         shape = model_shape_of(task)
         fresh = task.load_reference()
@@ -182,9 +155,9 @@ def prepare(ctx: Any, reference: Any, cand: Any, ref: Any, model_shape: dict[str
     aten_only: the model-shape trace launched no Triton kernel; a failure there is then this host's
     capacity (a PyTorch intermediate the child's memory cannot hold), not an escape (see the module
     docstring), and the model-shape price stands."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import TraceCall, Traced
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.frames import FrameError
+    from environment.evaluation.transport.protocol import TraceCall, Traced
 
     cfg = ctx.config
     planned = _plan(ctx.task, reference, min(cfg.input_cap_bytes, INPUT_CAP_BYTES), ctx.seeds.heldout, model_shape)
@@ -214,8 +187,8 @@ def start_reference(gpu: Optional[GpuRun]) -> None:
     """Send the reference's child its counted run at the GPU shape (received by collect): once the
     model-shape replay shows the GPU-shape price can matter, so it computes beside the sampler's replay
     and never for a kernel already at the reward's floor."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import Count
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import Count
     if gpu is None or gpu.trace is None or gpu.pending is not None:
         return
     try:
@@ -229,8 +202,8 @@ def start_reference(gpu: Optional[GpuRun]) -> None:
 def collect(gpu: Optional[GpuRun]) -> None:
     """Receive the reference's counted run at the GPU shape (sent by prepare). Without it (the
     reference failing there on this host) the GPU-shape trace is dropped: the model-shape price stands."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.protocol import Counted
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.protocol import Counted
     if gpu is None or gpu.pending is None:
         return
     ref, gpu.pending = gpu.pending, None
@@ -321,9 +294,9 @@ def _numel(shape: list[int]) -> int:
 
 def _picked(gpu: GpuRun, indices: list[torch.Tensor]) -> list[torch.Tensor]:
     """The reference's outputs (kept by its child) at the positions the replay checked."""
-    from environment.evaluation.children import ChildDied
-    from environment.evaluation.frames import FrameError
-    from environment.evaluation.protocol import Fetched, Pick
+    from environment.evaluation.transport.children import ChildDied
+    from environment.evaluation.transport.frames import FrameError
+    from environment.evaluation.transport.protocol import Fetched, Pick
     try:
         head, values = gpu.ref.request(Pick(), Fetched, indices, gpu.timeout_s)
     except (ChildDied, FrameError) as exc:

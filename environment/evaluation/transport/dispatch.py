@@ -7,14 +7,17 @@ in the API server.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from environment.config import RayConfig, detect_backend
 
+if TYPE_CHECKING:
+    from environment.evaluation.transport.request import EvalReply, EvalRequest
+
 
 class EvaluationBackend(Protocol):
-    def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
-        """One evaluation: {"kind": "result" | "timeout" | "crash", ...} (see harness.evaluate)."""
+    def run(self, request: EvalRequest, session: str, timeout_s: float) -> EvalReply:
+        """One evaluation (request.py: the one typed request and reply; harness.evaluate reads the reply)."""
 
     def describe(self) -> dict[str, Any]:
         """Backend, sandbox layers and workers (what GET /sandbox answers)."""
@@ -32,7 +35,7 @@ def backend_kind() -> str:
 def make_backend(workers: int) -> EvaluationBackend:
     ray = RayConfig()
     if ray.address:
-        from environment.evaluation.ray_backend import RayBackend
+        from environment.evaluation.transport.ray_backend import RayBackend
         return RayBackend(ray)
-    from environment.evaluation.pool import EvaluatorPool
+    from environment.evaluation.transport.pool import EvaluatorPool
     return EvaluatorPool(workers)

@@ -1,7 +1,7 @@
 """What a speed stage reads and what it returns: the stage never mutates the evaluation.
 
 The evaluator builds a StageContext from its own state, calls the stage (measured: performance.py;
-modeled: modeled_bridge.py) and applies the StageOutcome it gets back to the result.
+modeled: modeled_speed.py) and applies the StageOutcome it gets back to the result.
 """
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from environment.config import HarnessConfig
-from environment.evaluation.inputs import SeedPlan
+from environment.evaluation.evaluator.inputs import SeedPlan
 from environment.evaluation.result import PerformanceResult, StaticResult
 from environment.tasks.task import Task
-
-
-class HarnessFault(Exception):
-    """The environment failed, not the submission: the reference raised or ran out of memory, the
-    evaluator's own inputs broke a limit, a trusted process broke. The evaluation ends with
-    outcome "harness_error": no score, no turn consumed, the cause reported and logged."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import torch
 
+from environment.evaluation.faults import HarnessFault
 from environment.tasks.task import WIDE_SCALE, Task
 
 LOGIT_SCALE = 100.0      # |logits| up to ~400: exp overflows fp32 (at 88.7) unless the row max is subtracted
@@ -175,7 +176,6 @@ def make_inputs(reference: Any, shape: dict[str, int], distribution: str, seed: 
     if cap_bytes is not None:
         planned = _planned_bytes(reference)
         if planned is not None and planned > cap_bytes:
-            from environment.evaluation.outcome import HarnessFault
             raise HarnessFault(f"the task's inputs at shape {shape} need {planned / 2**20:.0f} MiB, over the "
                                f"evaluator's {cap_bytes / 2**20:.0f} MiB cap (KERNEL_ENV_MAX_INPUT_MB)")
     gen_state = torch.random.get_rng_state()

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from environment.config import SECRET_ENV_PREFIXES, RayConfig
-from environment.evaluation.fair import FairQueue
+from environment.evaluation.transport.fair import FairQueue
+from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
 log = logging.getLogger("kernel_env.ray")
 INSTALL_HINT = "pip install '.[ray]' on the API server and every node, or unset KERNEL_ENV_RAY_ADDRESS"
@@ -33,7 +34,7 @@ class EvaluationActor:
     def __init__(self, name: str, kind: str, workers: int) -> None:
         import ray
 
-        from environment.evaluation.pool import EvaluatorPool
+        from environment.evaluation.transport.pool import EvaluatorPool
 
         for key in [k for k in os.environ if k.upper().startswith(SECRET_ENV_PREFIXES)]:
             del os.environ[key]  # a node started with tokens in its environment does not pass them on
@@ -47,16 +48,18 @@ class EvaluationActor:
         self._lock = threading.Lock()
 
     def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
+        """An EvalRequest's JSON in, an EvalReply's JSON out (validated again by the API server)."""
         with self._lock:
             self.active += 1
         started = time.perf_counter()
         try:
-            response = self.pool.run(request, session, timeout_s)
+            response = self.pool.run(EvalRequest.model_validate(request), session, timeout_s)
         finally:
             with self._lock:
                 self.active -= 1
                 self.served += 1
-        return dict(response, actor=self.name, node_id=self.node_id, actor_s=time.perf_counter() - started)
+        return response.model_copy(update={"actor": self.name, "node_id": self.node_id,
+                                           "actor_s": time.perf_counter() - started}).model_dump(mode="json")
 
     def describe(self) -> dict[str, Any]:
         return dict(self.pool.describe(), actor=self.name, kind=self.kind, node_id=self.node_id,
@@ -135,21 +138,21 @@ class RayBackend:
             self._queues[kind].lock.notify_all()
 
     # -- the backend interface ------------------------------------------------------------
-    def run(self, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
+    def run(self, request: EvalRequest, session: str, timeout_s: float) -> EvalReply:
         try:
             actors = self.actors()
         except Exception as exc:  # Ray missing or the cluster unreachable: the environment's failure
-            return {"kind": "crash", "error": f"the Ray backend is unavailable ({exc})"}
-        kind = request["backend"]
+            return EvalReply(kind="crash", error=f"the Ray backend is unavailable ({exc})")
+        kind = request.backend
         if not any(a.kind == kind for a in actors):
-            return {"kind": "crash", "error": f"no Ray actor serves the {kind} backend; set "
-                                              f"KERNEL_ENV_RAY_{'GPU' if kind == 'cuda' else 'CPU'}_ACTORS"}
+            return EvalReply(kind="crash", error=f"no Ray actor serves the {kind} backend; set "
+                                                 f"KERNEL_ENV_RAY_{'GPU' if kind == 'cuda' else 'CPU'}_ACTORS")
         lost: list[str] = []
         avoid: set[str] = set()
         for _attempt in range(2):
             slot = self._queues[kind].acquire(session, lambda: self._take(kind, avoid))
             try:
-                response = self._call(slot, request, session, timeout_s)
+                response = reply_of(self._call(slot, request.model_dump(mode="json"), session, timeout_s))
             except Exception as exc:  # any Ray error: the actor, its node or the call was lost
                 lost.append(f"{slot.name} ({type(exc).__name__})")
                 avoid.add(slot.name)
@@ -159,13 +162,13 @@ class RayBackend:
             finally:
                 self._release(kind, slot)
             with self._queues[kind].lock:
-                self.served_by_node[response["node_id"]] = self.served_by_node.get(response["node_id"], 0) + 1
+                self.served_by_node[response.node_id] = self.served_by_node.get(response.node_id, 0) + 1
             if lost:
-                response["notes"] = [f"the evaluation worker {lost[0]} was lost; the evaluation was retried once "
-                                      f"on {slot.name} (node {response['node_id'][:12]})"]
+                response.notes = [f"the evaluation worker {lost[0]} was lost; the evaluation was retried once "
+                                  f"on {slot.name} (node {response.node_id[:12]})"]
             return response
-        return {"kind": "crash", "error": f"the evaluation was lost twice on the Ray cluster ({'; then '.join(lost)}); "
-                                          "nothing was scored, send the same submission again"}
+        return EvalReply(kind="crash", error=f"the evaluation was lost twice on the Ray cluster ({'; then '.join(lost)}); "
+                                             "nothing was scored, send the same submission again")
 
     def _call(self, slot: _Slot, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
         import ray
