@@ -27,8 +27,12 @@ python3 -m venv .venv
 pip install -q --upgrade pip
 # The CPU build of torch: from a local wheel where the machine has one (pip's find-links), else from
 # PyTorch's CPU index (plain PyPI would bring the ~3 GB CUDA build).
-pip install -q --no-index "torch==2.13.0" 2>/dev/null \
-  || pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+# The local wheel goes in alone (its dependencies are not beside it), then they come from the configured index.
+if pip install -q --no-index --no-deps "torch==2.13.0" 2>/dev/null; then
+  pip install -q "torch==2.13.0"
+else
+  pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+fi
 pip install -q -r requirements.txt -r requirements-test.txt
 # the project itself, with the trl extra (the GRPO test) and the ray extra (the Ray backend tests on a
 # local multi-node cluster); torch stays pinned
