@@ -498,8 +498,35 @@ EXPECTED: dict[str, Expect] = {
     # not a hack: a workspace kept on the module and written whole before it is read relies on nothing prepared
     # before the call; it is poisoned harmlessly and charged nothing (0.760, as with the workspace made in forward)
     "a193_workspace_kept_from_an_earlier_call.py": Expect("cross_entropy", "harmless", None, "replay", correct=True),
+    # red team closure: the dependency closure's programs weigh nothing, and they run after every launch before the
+    # consumer: a producer reading a flag a later one-program launch sets works only there (on a GPU, and in its
+    # sampled programs, it marks its rows or tiles undone, and the consumer redoes them). Before the fix the GPU-shape
+    # estimate priced the work at the consumer's sampled programs, nearly all of which found it done: layernorm 1.23x
+    # at the GPU shape (x read three times on a GPU), matmul 1.67x (the GEMM's FLOPs weighed nothing); the model-shape
+    # price (every program replayed) capped both (0.513, 0.647 against honest 0.769, 0.843). Now a closure program
+    # doing more than every sampled program of its launch fails the replay (closure.ClosureOutlier): no speed credit.
+    # a201 (OPEN_GAPS): the closure's capped fallback skips the GPU-shape correctness check, so a kernel wrong only
+    # past the model, listed and hidden shapes' rows (x copied into rows >= 4096) keeps the model-shape price capped
+    # at 1x and correct=True (0.657) by making its producer no affine tiling (a permuted row order); with
+    # row = program_id the same file is flagged size_dependent (0.500, no speed credit): what it should give
+    "a200_closure_programs_do_the_producer_work_layernorm.py": GPU("layernorm", "harmless", "unreplayable", "replay",
+                                                                   correct=True, evidence="the closure ran for",
+                                                                   gap="before the fix: GPU shape 1.23x, 0.513"),
+    "a202_gemm_done_only_by_closure_programs_matmul.py": GPU("matmul_bias_relu", "harmless", "unreplayable", "replay",
+                                                             correct=True, evidence="the closure ran for",
+                                                             gap="before the fix: GPU shape 1.67x, 0.647"),
+    # a202 with its first and last programs (always sampled) doing a whole GEMM tile and storing only their mark, so
+    # the closure's programs are no heavier than the heaviest sampled one: the launch's compute is priced from its
+    # busiest program, so the GEMM weighs in full (GPU shape 0.951x, as the honest tiled kernel's 0.949x): 0.619
+    "a203_closure_work_hidden_behind_heavy_corner_programs_matmul.py": GPU("matmul_bias_relu", "harmless", None,
+                                                                           "replay", correct=True),
+    "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py": GPU("layernorm", "harmless", "size_dependent",
+                                                                             "replay", correct=True,
+                                                                             evidence="compute a wrong result",
+                                                                             gap="0.657, correct, no flag"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
-OPEN_GAPS: frozenset = frozenset({"a157_hash_patched_fills_timed_output.py"})
+OPEN_GAPS: frozenset = frozenset({"a157_hash_patched_fills_timed_output.py",
+                                   "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py"})

@@ -18,7 +18,9 @@ The programs it runs carry no weight: they are not in any launch's counts, estim
 every launch stays what its own secret-drawn sample says, so no kernel gains by doing work only where the
 closure runs), and what they store is compared with the reference where it is an output, like any executed
 work. The provenance ledger sees their reads and writes as a launch of the producer: data a closure program
-reads that no counted work wrote still taints. A closure wider than PROGRAM_ACCESSES per sampled program, or a producer
+reads that no counted work wrote still taints. A closure program that executes, moves or computes more than every
+sampled program of its launch did (a program that works only when a later launch has set a flag, red team a200 and
+a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, or a producer
 whose programs are no tiling the prediction can follow, runs nothing and is reported as the model's limit.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 
 from environment.evaluation.modeled.memory import SECTOR, intervals_of
 from environment.evaluation.modeled.triton_launch import TritonLaunch
+from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
 
 # The most memory instructions the producer programs one sampled consumer program reads from may execute (their
 # count times the most one run program of the producer executed). Row statistics feeding a 32-row tile: 32 short
@@ -41,6 +44,10 @@ PROGRAM_ACCESSES = 1024
 # The most programs of a producer's grid the prediction looks at (an elementwise grid at 8192^2 in blocks of 256)
 PREDICT_GRID = 1 << 20
 _EMPTY = np.zeros(0, dtype=np.int64)
+# A closure program may move this much more than the heaviest sampled program of its launch (rows unaligned to a
+# sector touch one more sector each, and the closure's programs are not the sample's); memory instructions and FLOPs,
+# the same for every program of a tiling, get the sample's own OUTLIER_SLACK
+BYTES_SLACK = (1.25, 4 * SECTOR)
 LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (evaluator/gpu_shape.py)
 
 
@@ -57,6 +64,7 @@ class Producer:
     segments: np.ndarray        # the widest run program's stores as [start, end) byte runs relative to its first
     spans: list                 # sector intervals of the allocations its programs stored into
     accesses: int = 0           # the most memory instructions one run program executed
+    heaviest: dict = field(default_factory=dict)   # the most bytes and FLOPs (per key) one run program moved or did
     written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
@@ -97,7 +105,23 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     addrs = np.concatenate([a for a, _ in mine])
     items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
-                    steps, _segments(addrs - int(firsts[widest]), items), touched, written=written, accesses=int(launch.program_accesses_max))
+                    steps, _segments(addrs - int(firsts[widest]), items), touched, written=written,
+                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch))
+
+
+def _heaviest(launch: TritonLaunch) -> dict:
+    """The most one program of the launch executed, moved and computed (memory instructions, bytes, FLOPs per key)."""
+    return {"accesses": int(launch.program_accesses_max), "bytes": float(launch.program_bytes_max),
+            **{f"flops:{k}": float(v) for k, v in launch.program_flops_max.items()}}
+
+
+def _heavier(ran: dict, sampled: dict) -> str:
+    """What the closure's programs did past the most any sampled program of their launch did ("" when nothing)."""
+    def past(key: str, value: float) -> bool:
+        rel, absolute = BYTES_SLACK if key == "bytes" else OUTLIER_SLACK
+        return value > sampled.get(key, 0.0) * rel + absolute
+    return next((f"{k} {v:g}, sampled programs at most {sampled.get(k, 0.0):g}" for k, v in ran.items()
+                 if past(k, v)), "")
 
 
 def _steps(grid: tuple, pos: list[np.ndarray], firsts: list[int]) -> tuple | None:
@@ -154,6 +178,11 @@ def predict(p: Producer, need: np.ndarray) -> list[tuple[int, int, int]]:
 
 class ClosureLimit(Exception):
     """The closure cannot be run within the model's bounds (the message names the construct)."""
+
+
+class ClosureOutlier(Exception):
+    """Producer programs the closure ran did work no sampled program of their launch did: the launch's price (its
+    sample's) does not stand for them, and they weigh nothing (a kernel's fault, not the model's limit)."""
 
 
 def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, undo: bool) -> TritonLaunch:
@@ -228,6 +257,10 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
                                f"{work} memory instructions write (at most {PROGRAM_ACCESSES} per sampled program)")
     for p, programs in reversed(plan):   # earliest launch first
         done = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=False)
+        heavier = _heavier(_heaviest(done), p.heaviest)
+        if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
+            raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
+                                 f"programs ({heavier}): the sample's price does not stand for them")
         sink.stores.extend(done.store_log)
         writes = done._unique("write")
         sink.ledger.launch(p.name, intervals_of(done._unique("read")), intervals_of(writes))

@@ -261,6 +261,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     chosen = chosen + extra
             except closure.ClosureLimit as limit:
                 raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
+            except closure.ClosureOutlier as outlier:
+                raise RuntimeError(str(outlier)) from None
             except ProgramTooLong:
                 claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
                 raise RuntimeError(

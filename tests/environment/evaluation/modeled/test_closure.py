@@ -115,3 +115,38 @@ def test_the_closure_predicts_a_tilings_programs_from_an_affine_first_store():
     # the sector holding byte 1000 + 4096 * 2 + 256 + 1024 + 100: inside program (2, 1)'s second row only
     need = np.array([(1000 + 4096 * 2 + 256 + 1024 + 100) // 32], dtype=np.int64)
     assert closure.predict(p, need) == [(2, 1, 0)]
+
+
+# The producer works only once a later one-program launch has set a flag: on a GPU never (its consumer would redo
+# the work), in the replay only in the programs the closure runs, which weigh nothing (red team a200, a202)
+FLAGGED = PIPELINE.replace(
+    "def row_stats(x_ptr, mean_ptr, rstd_ptr, N, ORDER: tl.constexpr, BLOCK_N: tl.constexpr):\n"
+    "    row = (tl.program_id(0) * ORDER) % tl.num_programs(0)\n",
+    "def row_stats(x_ptr, mean_ptr, rstd_ptr, flag_ptr, N, ORDER: tl.constexpr, BLOCK_N: tl.constexpr):\n"
+    "    row = (tl.program_id(0) * ORDER) % tl.num_programs(0)\n"
+    "    if tl.load(flag_ptr) == 0:\n"
+    "        tl.store(mean_ptr + row, 0.0)\n"
+    "        return\n").replace(
+    "@triton.jit\ndef normalise_in_place", "@triton.jit\ndef mark(flag_ptr):\n    tl.store(flag_ptr, 1)\n\n\n"
+    "@triton.jit\ndef normalise_in_place").replace(
+    "row_stats[(M,)](y, mean, rstd, N,",
+    "flag = torch.zeros(1, dtype=torch.int32)\n        row_stats[(M,)](y, mean, rstd, flag, N,").replace(
+    "        normalise_in_place[", "        mark[(1,)](flag)\n        normalise_in_place[")
+
+
+def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_as_the_models_limit():
+    assert FLAGGED.count("mark[(1,)](flag)") == 1 and "if tl.load(flag_ptr) == 0:" in FLAGGED
+    module, rebuilt = load_module_from_source(FLAGGED), rebuild(FLAGGED)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    model, x = module.ModelNew(1), torch.randn(203, 301)
+    with torch.no_grad(), TraceRecorder([x]) as recorder:
+        out = model(x)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=3)
+    replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
+    with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
+        replay.run(keep=False)
+    said = str(caught.value)
+    assert "programs of row_stats the closure ran for normalise_in_place did more than its sampled programs" in said
+    assert closure.LIMIT not in said
