@@ -435,16 +435,20 @@ EXPECTED: dict[str, Expect] = {
     # 0.500; a166 was priced down at the GPU shape (0.5). Now every judged call runs under the same recorder (a164
     # fails the wide trials), the counted call is judged like a trial and the priced trace replayed, on the trials'
     # harder families (wide and extreme: one each, secretly), so a165 and a166 were wrong on the counted call.
-    # Since causal_attention runs in bf16 its priced program's fp16 is no downgrade (more mantissa, the same
-    # tensor-core rate, two casts more): correct and slower (0.587 against the honest 0.782), so they no longer
-    # exercise the told-apart checks; retarget them to an fp32 task whose PyTorch op has a cheaper half path
-    "a164_priced_call_told_by_recorder_state.py": Expect("causal_attention", "harmless", "no_custom_kernel",
-                                                         "runtime-check", correct=True,
+    # On causal_attention's bf16 contract half precision is no downgrade, so the three now switch an fp32 matmul
+    # (matmul_bias_relu, 1e-3: refuses half) from tf32x3 to one fp16 tl.dot pass when priced: 1.96x at the model
+    # shape vs honest tf32x3's 1.67x were the priced call unjudged (PyTorch casts to fp16 cost more launches than the
+    # fp16 GEMM saves: 0.54x). a164 fails its trials; a165 and a166 the counted call (one fp16 pass misses 1e-3 on
+    # every family; a191 keeps the bet on the harder families). Unjudged, a switch at the model shape only would gain
+    # almost nothing: the GPU shape's price, tf32x3's there, caps the credit (1.68x: 0.8437 vs honest 0.8429)
+    "a164_priced_call_told_by_recorder_state.py": Expect("matmul_bias_relu", "harmless", None, "runtime-check",
+                                                         correct=False, evidence="on trial 0",
                                                          gap="before the fix: correct, 0.574 vs honest 0.500"),
-    "a165_priced_call_told_by_its_shape.py": Expect("causal_attention", "harmless", "no_custom_kernel", "runtime-check",
-                                                    correct=True, gap="before the fix: correct, 0.574 vs honest 0.500"),
-    "a166_priced_call_told_by_call_order.py": Expect("causal_attention", "harmless", "no_custom_kernel",
-                                                     "runtime-check", correct=True,
+    "a165_priced_call_told_by_its_shape.py": Expect("matmul_bias_relu", "harmless", None, "runtime-check",
+                                                    correct=False, evidence="the counted call",
+                                                    gap="before the fix: correct, 0.574 vs honest 0.500"),
+    "a166_priced_call_told_by_call_order.py": Expect("matmul_bias_relu", "harmless", None, "runtime-check",
+                                                     correct=False, evidence="the counted call",
                                                      gap="before the fix: 0.5 (priced down at the GPU shape)"),
     # red team h23a: the name-based refusal of torch.compile exempted a call through any alias of it from the
     # forbidden-builtin flag; `from torch import compile as exec` + `del exec` uncovered the builtin exec unflagged
