@@ -90,7 +90,11 @@ def _position_test(c: ast.Compare, prog: set[str], grid: set[str]) -> bool:
     literal = any(isinstance(x, ast.Constant) and isinstance(x.value, (int, float)) and x.value > 1
                   for x in ast.walk(c))
     if on_program:
-        return any(isinstance(op, (ast.Eq, ast.NotEq)) for op in c.ops) or on_grid or literal or any(
+        # two positions made from the same program compared (a paired schedule's `block != first`, the middle
+        # block of an odd count run once) pick no position by themselves: equality counts against another value
+        against_other = not all(mentions(o, prog) for o in (c.left, *c.comparators))
+        equality = against_other and any(isinstance(op, (ast.Eq, ast.NotEq)) for op in c.ops)
+        return equality or on_grid or literal or any(
             isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and mentions(b.left, prog) for b in ast.walk(c))
     return on_grid and literal
 
