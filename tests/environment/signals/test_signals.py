@@ -34,6 +34,7 @@ STATIC_MISSES = {
     "a01_reference_ops_copy.py",
     "a181_group_norm_priced_as_one_pass_layernorm.py",
     "a182_softmax_over_dim0_of_transpose.py",
+    "a211_import_guard_flag_read_in_the_kernel.py",   # an honest-looking import guard; the rebuild refuses the flag
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py"}
