@@ -64,7 +64,7 @@ from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay import closure
-from environment.evaluation.replay.sampled import LONG_PROGRAMS, MODEL_LIMIT
+from environment.evaluation.replay.sampled import CLAIMED, LONG_PROGRAMS, MODEL_LIMIT
 from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES  # noqa: F401 (re-exported)
 from environment.evaluation.evaluator.gpu_plan import _label, choose_shape, model_shape_of  # noqa: F401 (re-exported)
 
@@ -256,10 +256,10 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     except Unread as exc:  # the reference's child failing to answer: after the submission's code ran there
         return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})",
                       denied=True)
-    # this host's capacity, or a dodge (see prepare); or the closure's bound (replay/closure.py), or programs too
-    # long to sample in a launch that fills the GPU (a persistent loop): at most the reference's speed, what copying
-    # it earns anyway, so no kernel gains by reaching for either bound
-    filled = (_long_programs(head.sampled_error, gpu) or (0, ""))[0] >= sms
+    # this host's capacity, a dodge (see prepare), the closure's bound (replay/closure.py) or programs too long to sample
+    # in a launch that fills the GPU: at most the reference's speed, what copying it earns, so no bound pays
+    programs, detail = _long_programs(head.sampled_error, gpu) or (0, "")
+    filled = programs >= sms and CLAIMED not in detail   # a counter's tiles: the model shape prices one program
     if not flag and why and head.sampled_error and (aten_only or closure.LIMIT in head.sampled_error or filled):
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
@@ -342,9 +342,9 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun, sms: in
             return None, f"{MODEL_LIMIT} ({head.sampled_error.split(closure.LIMIT + '): ', 1)[-1][:400]})"
         programs, detail = _long_programs(head.sampled_error, gpu) or (0, "")
         if detail:   # a loop over many tiles per program: what the interpreter cannot replay in time
-            few = "" if programs >= sms else (
-                f"; its {programs} programs leave {sms - programs} of the GPU's {sms} SMs idle, so the model "
-                "shape's price cannot stand in for it")
+            few = (f"; its {programs} programs leave {sms - programs} of the GPU's {sms} SMs idle, so the model "
+                   "shape's price cannot stand in for it") if programs < sms else (
+                "; there too one program claims every tile, so no price stands in for it") if CLAIMED in detail else ""
             return None, f"{MODEL_LIMIT}: {detail}{few}"
         return None, f"its replay failed ({head.sampled_error[:300]})"
     report = head.sampled_report or {}

@@ -74,6 +74,7 @@ MODEL_LIMIT = "a limit of the model, not a fault of the kernel"
 # Names that limit in the message (evaluator/gpu_shape.py reads it there): a launch whose grid fills the GPU (a
 # persistent loop over min(SMs, tiles) programs) keeps its model-shape price capped at 1x; a smaller one gets none
 LONG_PROGRAMS = "programs too long to sample"
+CLAIMED = "atomics: tiles claimed from a counter?"   # ... and no price at all then (the model shape's is one program's)
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -265,7 +266,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             except closure.ClosureLimit as limit:
                 raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
             except ProgramTooLong:
-                claimed = " (atomics: tiles claimed from a counter?)" if sink.launch.atomics() else ""
+                claimed = f" ({CLAIMED})" if sink.launch.atomics() else ""
                 raise RuntimeError(
                     f"{MODEL_LIMIT} ({LONG_PROGRAMS}): a program of {executor.fn.__name__} (one of "
                     f"{math.prod(grid)}) runs past {sink.launch.access_budget} memory instructions at the GPU shape, "

@@ -2,7 +2,7 @@
 model's limit, a capped model-shape price only for a launch whose grid fills the GPU, and the launch found by the
 replay's own step prefix and the trace's grid, never by what the message says."""
 from environment.evaluation.evaluator.gpu_shape import GpuRun, _long_programs, judge
-from environment.evaluation.replay.sampled import LONG_PROGRAMS, MODEL_LIMIT
+from environment.evaluation.replay.sampled import CLAIMED, LONG_PROGRAMS, MODEL_LIMIT
 from environment.evaluation.replay.trace import AtenStep, LaunchStep, Trace
 
 
@@ -41,3 +41,11 @@ def test_the_stop_is_named_as_the_models_limit_and_a_small_grid_says_why_it_gets
     head.sampled_error = _stop(1, "a program of k (one of 132) runs past 32768 memory instructions")
     flag, why = judge(None, head, [], _gpu((2, 1, 1)), 132)
     assert flag is None and why.startswith(MODEL_LIMIT) and "its 2 programs leave 130 of the GPU's 132 SMs idle" in why
+
+
+def test_tiles_claimed_from_a_counter_say_why_they_get_no_price():
+    head = _Head()
+    head.sampled_error = _stop(1, "a program of k (one of 132) runs past 4096 memory instructions at the GPU shape, a "
+                                  f"loop over many tiles per program ({CLAIMED})")
+    flag, why = judge(None, head, [], _gpu((132, 1, 1)), 132)
+    assert flag is None and why.startswith(MODEL_LIMIT) and "one program claims every tile" in why
