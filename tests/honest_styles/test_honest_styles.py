@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_relu__splitk_atomic",
           "mlp_block__tf32x3_autotune",
           # a module-level import guard (static/import_guard.py) on a 2x elementwise kernel
-          "gelu_bias__import_version_guard",
+          "static_fp/gelu_bias__import_version_guard",
           # from the static sweep: split-K whose pid_k == 0 slice adds the bias (the closure's bound, as above), and a
           # persistent matmul on min(NUM_SMS, tiles) programs whose programs run past the sampler's budget at the GPU
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
