@@ -528,6 +528,15 @@ EXPECTED: dict[str, Expect] = {
                                                                              "replay", correct=True,
                                                                              evidence="compute a wrong result",
                                                                              gap="0.657, correct, no flag"),
+    # import guards (issue 23): the static checks admit one at module level (imports and literal bindings, except
+    # ImportError). Its handler's flag choosing the reference's ops in forward switches nothing the file could not
+    # write without it (the kernel never launches: decoy, 0); a flag bound in both branches read by the kernel as a
+    # global, betting the trusted rebuild (another process) takes another branch than the child, is no constant the
+    # rebuild knows (no speed credit)
+    "a210_import_guard_flag_selects_reference_ops.py": Expect("gelu_bias", "flag", "decoy_kernel", "runtime-check",
+                                                              evidence="defined but never launched"),
+    "a211_import_guard_flag_read_in_the_kernel.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild",
+                                                           correct=True),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

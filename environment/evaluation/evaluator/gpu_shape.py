@@ -42,7 +42,8 @@ model shape's launch-count price: red team a98), and the two look alike: it keep
 price capped at EXCUSED_CAP, the reference's own speed, which copying the reference earns anyway,
 so failing there never pays. So does a pipeline past the sampled replay's dependency closure
 (replay/closure.py: the model's limit, named as such; a kernel reaching for it on purpose escapes at
-most to the copy's price, though its GPU-shape outputs then go unchecked). When the *submission's* behaviour at the GPU shape
+most to the copy's price, though its GPU-shape outputs then go unchecked), and programs too long to
+sample (a persistent loop) in a launch of at least sm_count programs (fewer leave SMs idle: no credit). When the *submission's* behaviour at the GPU shape
 prevents it (forward failing or reading values to the host there, a trace that does not replay,
 an untrustworthy sample), there is no speed credit (`unreplayable`): otherwise a kernel that prices
 badly at the GPU shape could escape to its model-shape speedup by misbehaving only at large sizes.
@@ -50,6 +51,7 @@ badly at the GPU shape could escape to its model-shape speedup by misbehaving on
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -62,7 +64,7 @@ from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import InputPlan
 from environment.evaluation.replay.coverage import COVERAGE_SLACK
 from environment.evaluation.replay import closure
-from environment.evaluation.replay.sampled import MODEL_LIMIT
+from environment.evaluation.replay.sampled import CLAIMED, LONG_PROGRAMS, MODEL_LIMIT
 from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES  # noqa: F401 (re-exported)
 from environment.evaluation.evaluator.gpu_plan import _label, choose_shape, model_shape_of  # noqa: F401 (re-exported)
 
@@ -244,18 +246,21 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     if gpu.trace is None:
         return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused,
                       denied=gpu.provoked)
+    sms = int(spec["sm_count"])
     unmade = inputs_differ(gpu)
     if unmade:  # both children said it before any of the submission's kernels ran; a sampler that died first did not
         stopped = gpu.replayer_inputs is None or "sampler stopped" in (gpu.replayer_inputs.sampled_inputs_error or "")
         return Priced(why=f"at the GPU shape {gpu.shape} {unmade}", denied=stopped)
     try:
-        flag, why = judge(ctx, head, checked, gpu)
+        flag, why = judge(ctx, head, checked, gpu, sms)
     except Unread as exc:  # the reference's child failing to answer: after the submission's code ran there
         return Priced(why=f"at the GPU shape {gpu.shape} the reference's outputs could not be read back ({exc})",
                       denied=True)
-    # this host's capacity, or a dodge (see prepare); or the closure's bound (replay/closure.py): at most the
-    # reference's speed, what copying it earns anyway, so no kernel gains by reaching for that bound
-    if not flag and why and head.sampled_error and (aten_only or closure.LIMIT in head.sampled_error):
+    # this host's capacity, a dodge (see prepare), the closure's bound (replay/closure.py) or programs too long to sample
+    # in a launch that fills the GPU: at most the reference's speed, what copying it earns, so no bound pays
+    programs, detail = _long_programs(head.sampled_error, gpu) or (0, "")
+    filled = programs >= sms and CLAIMED not in detail   # a counter's tiles: the model shape prices one program
+    if not flag and why and head.sampled_error and (aten_only or closure.LIMIT in head.sampled_error or filled):
         return Priced(why=f"at the GPU shape {gpu.shape} {why}", capped=True)
     if flag or why:
         limit = MODEL_LIMIT in why   # the model's limit, named as such (replay/sampled.py): no advice to the kernel
@@ -269,6 +274,17 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     if invalid:
         return Priced(why=f"the modeled cost cannot be credited: {invalid}", flag=F.INVALID_COST)
     return Priced(candidate=cand, reference=ref)
+
+
+def _long_programs(error: str, gpu: GpuRun) -> Optional[tuple[int, str]]:
+    """(programs in the launch, what the sampler said) when the GPU-shape replay stopped at a program past its
+    budget (replay/sampled.py: LONG_PROGRAMS), else None; the grid is read from the trace, never from the text."""
+    match = re.match(r"step (\d+) \(launch of \w+\) failed: RuntimeError: " + re.escape(f"{MODEL_LIMIT} ({LONG_PROGRAMS}): "),
+                     error or "")
+    steps = gpu.trace.steps if gpu.trace is not None else []
+    if not match or int(match.group(1)) >= len(steps) or getattr(steps[int(match.group(1))], "kind", "") != "triton":
+        return None
+    return math.prod(steps[int(match.group(1))].grid), error[match.end():][:400]
 
 
 def inputs_differ(gpu: GpuRun) -> str:
@@ -315,8 +331,8 @@ def merged_report(report: dict, sampled: dict) -> dict:
                            for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
 
 
-def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tuple[Optional[str], str]:
-    """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can."""
+def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun, sms: int) -> tuple[Optional[str], str]:
+    """(flag or None, why the GPU-shape estimate cannot be used) — ("", "") when it can; sms: the GPU's SM count."""
     shape = gpu.shape
     if head.sampled_error:
         if head.sampled_error.startswith("MemoryError"):  # what the programs store outgrew what the sampler holds
@@ -324,6 +340,12 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun) -> tupl
                           "interpreter can track (a few programs doing the whole grid's work)")
         if closure.LIMIT in head.sampled_error:   # a pipeline the closure cannot follow: no fault of the kernel
             return None, f"{MODEL_LIMIT} ({head.sampled_error.split(closure.LIMIT + '): ', 1)[-1][:400]})"
+        programs, detail = _long_programs(head.sampled_error, gpu) or (0, "")
+        if detail:   # a loop over many tiles per program: what the interpreter cannot replay in time
+            few = (f"; its {programs} programs leave {sms - programs} of the GPU's {sms} SMs idle, so the model "
+                   "shape's price cannot stand in for it") if programs < sms else (
+                "; there too one program claims every tile, so no price stands in for it") if CLAIMED in detail else ""
+            return None, f"{MODEL_LIMIT}: {detail}{few}"
         return None, f"its replay failed ({head.sampled_error[:300]})"
     report = head.sampled_report or {}
     if report.get("tainted_launches"):

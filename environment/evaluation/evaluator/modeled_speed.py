@@ -267,7 +267,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         if priced.capped:
             cap = gpu_shape.EXCUSED_CAP
             gpu_note += (f" Priced at the model shape for that reason, it earns at most {cap:g}x (the reference's "
-                         "speed): failing at the GPU shape never pays.")
+                         "speed): a price the GPU shape cannot confirm never pays more than copying the reference.")
 
     from environment.evaluation.modeled.gates import modeled_gates
     compile_infos = occ.infos_for(occ.distinct(report.get("kernels") or []), compiled, compile_all)

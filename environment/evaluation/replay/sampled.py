@@ -71,6 +71,10 @@ PROGRAM_ACCESSES = 4096
 # 8 programs that each loop over an eighth of a 4097 x 3001 tensor executes ~4,500: honest, slow, and priced)
 LAUNCH_ACCESSES = 65536
 MODEL_LIMIT = "a limit of the model, not a fault of the kernel"
+# Names that limit in the message (evaluator/gpu_shape.py reads it there): a launch whose grid fills the GPU (a
+# persistent loop over min(SMs, tiles) programs) keeps its model-shape price capped at 1x; a smaller one gets none
+LONG_PROGRAMS = "programs too long to sample"
+CLAIMED = "atomics: tiles claimed from a counter?"   # ... and no price at all then (the model shape's is one program's)
 
 
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
@@ -264,12 +268,12 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
             except closure.ClosureOutlier as outlier:
                 raise RuntimeError(str(outlier)) from None
             except ProgramTooLong:
-                claimed = " with atomics (tiles claimed from a counter?)" if sink.launch.atomics() else ""
+                claimed = f" ({CLAIMED})" if sink.launch.atomics() else ""
                 raise RuntimeError(
-                    f"{MODEL_LIMIT}: a program of {executor.fn.__name__}{claimed} ran past {sink.launch.access_budget} "
-                    "memory instructions at the GPU shape; the interpreter runs programs one at a time, so a program "
-                    "that claims tiles while others do claims them all, and one doing thousands of tiles takes too "
-                    "long") from None
+                    f"{MODEL_LIMIT} ({LONG_PROGRAMS}): a program of {executor.fn.__name__} (one of "
+                    f"{math.prod(grid)}) runs past {sink.launch.access_budget} memory instructions at the GPU shape, "
+                    f"a loop over many tiles per program{claimed}; the interpreter cannot replay enough of them in "
+                    "the time a replay has") from None
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from environment.evaluation import flags as F
-from environment.evaluation.static import runtime_features
+from environment.evaluation.static import import_guard, runtime_features
 from environment.evaluation.static.rules import (EXIT_METHODS, FORBIDDEN_ATTRS, FORBIDDEN_CALLS, FORBIDDEN_MODULES,
                                                  PATCHABLE_ROOTS, SWALLOWERS, Finding)
 
@@ -18,6 +18,7 @@ class Visitor(ast.NodeVisitor):
     value_aliases: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)
+    import_guards: set[int] = field(default_factory=set)   # id() of the module-level version guards (import_guard.py)
 
     def add(self, flag: str, node: ast.AST, message: str) -> None:
         finding = Finding(flag, message, getattr(node, "lineno", 0))
@@ -177,10 +178,22 @@ class Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     # structure ----------------------------------------------------------------
+    def visit_Module(self, node: ast.Module) -> None:
+        self.import_guards = import_guard.module_level_guards(node)
+        self.generic_visit(node)
+
     def visit_Try(self, node: ast.Try) -> None:
-        if node.handlers:
+        if id(node) in self.import_guards:
+            pass   # the version guard: imports and literal bindings only, checked like any other (import_guard.py)
+        elif isinstance(node, ast.Try) and import_guard.is_import_guard(node):
+            self.add(F.TRY_EXCEPT_FALLBACK, node, f"line {node.lineno}: an import guard (try: import ... except "
+                     "ImportError) is only allowed at module level, where it runs once when the module loads; "
+                     "move it to the top of the file")
+        elif node.handlers:
             self.add(F.TRY_EXCEPT_FALLBACK, node, f"line {node.lineno}: try/except is not allowed (a fallback to "
-                     "PyTorch would hide a failing kernel); let errors surface and fix them")
+                     "PyTorch would hide a failing kernel); let errors surface and fix them. Only a module-level "
+                     "import guard is allowed: a try of imports and NAME = literal lines, except ImportError or "
+                     "ModuleNotFoundError with imports, pass or NAME = literal lines, no else or finally")
         if any(_leaves_finally(stmt) for stmt in node.finalbody):
             self.add(F.TRY_EXCEPT_FALLBACK, node, f"line {node.lineno}: return, break or continue inside finally "
                      "discards the exception in flight (a try/except in disguise); let errors surface and fix them")

@@ -77,9 +77,41 @@ def test_monkey_patching_torch_or_time_is_flagged():
 
 
 def test_try_except_and_reference_use_and_subclasses_are_flagged():
-    assert _flags("try:\n    import triton\nexcept ImportError:\n    pass\n") == [F.TRY_EXCEPT_FALLBACK]
+    assert _flags("try:\n    import triton\nexcept Exception:\n    pass\n") == [F.TRY_EXCEPT_FALLBACK]
     assert F.REFERENCE_MODEL_USE in _flags("from reference import Model\n")
     assert F.TENSOR_SUBCLASS in _flags("import torch\nclass Lazy(torch.Tensor):\n    pass\n")
+
+
+GUARD = ("try:\n    from triton.tools.tensor_descriptor import TensorDescriptor\n    HAS_TMA = True\n"
+         "except ImportError:\n    HAS_TMA = False\n")
+
+
+def test_a_module_level_import_guard_is_a_version_guard_not_a_fallback():
+    assert _flags(GUARD) == []
+    assert _flags("try:\n    import triton.x as t\nexcept (ImportError, ModuleNotFoundError):\n    import triton as t\n"
+                  "except ModuleNotFoundError:\n    pass\n") == []
+
+
+def test_every_other_try_except_stays_a_fallback():
+    fallback = [
+        GUARD.replace("except ImportError", "except Exception"),                  # catches more than imports fail with
+        GUARD.replace("except ImportError", "except (ImportError, RuntimeError)"),
+        GUARD.replace("except ImportError", "except"),                            # bare
+        GUARD.replace("HAS_TMA = False", "HAS_TMA = bool(0)"),                     # a call in the handler
+        GUARD.replace("HAS_TMA = True", "HAS_TMA = torch.ones(1)"),               # a call in the body
+        GUARD.replace("HAS_TMA = False", "HAS_TMA = other"),                       # not a literal
+        GUARD.replace("HAS_TMA = True\n", "HAS_TMA = True\n    launch()\n"),
+        "try:\n    HAS_TMA = True\nexcept ImportError:\n    pass\n",                 # no import in the body
+        GUARD + "else:\n    HAS_TMA = 2\n", GUARD + "finally:\n    pass\n",
+        "def load():\n" + "".join("    " + line + "\n" for line in GUARD.splitlines()),  # inside a function
+        "if True:\n" + "".join("    " + line + "\n" for line in GUARD.splitlines()),
+    ]
+    for src in fallback:
+        assert F.TRY_EXCEPT_FALLBACK in _flags(src), src
+    nested = check_source("def load():\n" + "".join("    " + line + "\n" for line in GUARD.splitlines()), REF)
+    assert any("only allowed at module level" in e for e in nested.errors), nested.errors
+    # the imports inside a guard are checked like every other
+    assert _flags("try:\n    import ctypes\nexcept ImportError:\n    pass\n") == ["forbidden_import:ctypes"]
 
 
 def test_frame_and_environment_access_is_flagged():

@@ -1,5 +1,6 @@
 """Exact-erf GELU fused with the bias add; a Triton version probed by a guarded import
-(the try/except ImportError people copy between releases; this elementwise kernel needs no TMA); module constants for the block and 1/sqrt(2)."""
+(the try/except ImportError people copy between releases; this elementwise kernel needs no TMA); module constants for the block and 1/sqrt(2)
+(a tl.constexpr: Triton refuses a plain float global in a kernel compiled for a GPU, though the interpreter allows it)."""
 import torch
 import torch.nn as nn
 import triton
@@ -12,7 +13,7 @@ except ImportError:
     HAS_TENSOR_DESCRIPTOR = False
 
 BLOCK_SIZE = 1024
-INV_SQRT2 = 0.7071067811865476
+INV_SQRT2 = tl.constexpr(0.7071067811865476)
 
 
 @triton.jit
