@@ -22,7 +22,7 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K_block_ptr_base, V_block_ptr_base, stride
         offs_n = start_n + tl.arange(0, BLOCK_N)
         k = tl.load(K_block_ptr_base + offs_n[None, :] * stride_kn + offs_d[:, None], mask=offs_n[None, :] < S,
                     other=0.0)
-        qk = tl.dot(q, k, input_precision="ieee") * qk_scale
+        qk = tl.dot(q, k) * qk_scale
         if STAGE == 2:
             qk = tl.where((offs_m[:, None] >= offs_n[None, :]) & (offs_n[None, :] < S), qk, -float("inf"))
         m_ij = tl.maximum(m_i, tl.max(qk, 1))
@@ -31,7 +31,7 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K_block_ptr_base, V_block_ptr_base, stride
         l_i = l_i * alpha + tl.sum(p, 1)
         v = tl.load(V_block_ptr_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=offs_n[:, None] < S,
                     other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_ij
     return acc, l_i, m_i
 

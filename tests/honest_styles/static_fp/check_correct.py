@@ -9,6 +9,7 @@ from pathlib import Path
 os.environ.setdefault("TRITON_INTERPRET", "1")
 import torch  # noqa: E402
 
+from environment.evaluation.child import gpu_numerics  # noqa: E402
 from environment.evaluation.modeled import autotune  # noqa: E402
 from environment.tasks import get_task  # noqa: E402
 
@@ -38,6 +39,7 @@ def check(path: Path) -> str:
 
 
 if __name__ == "__main__":
+    gpu_numerics.install()   # as the harness runs kernels: bf16 dot operands converted, casts rounded as sm_90
     autotune.install()
     files = [Path(a) for a in sys.argv[1:]] or sorted(HERE.glob("*__*.py"))
     lines = [check(p) for p in files]

@@ -27,13 +27,13 @@ def gqa_fwd(Q, K, V, O, sm_scale, S, HQ, HKV, GROUP: tl.constexpr,
     for n0 in range(0, S, BLOCK_N):
         offs_n = n0 + tl.arange(0, BLOCK_N)
         k = tl.load(K + kv_off + offs_n[:, None] * D + offs_d[None, :], mask=offs_n[:, None] < S, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * sm_scale
+        s = tl.dot(q, tl.trans(k)) * sm_scale
         s = tl.where(offs_n[None, :] < S, s, -float("inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
         v = tl.load(V + kv_off + offs_n[:, None] * D + offs_d[None, :], mask=offs_n[:, None] < S, other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         m_i = m_new
     tl.store(O + (b * HQ + hq).to(tl.int64) * S * D + offs_m[:, None] * D + offs_d[None, :], acc / l_i[:, None],
