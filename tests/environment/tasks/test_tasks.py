@@ -42,8 +42,8 @@ def test_the_reference_passes_the_harness(task):
     assert not any(F.is_hack(f) for f in result.flags)
 
 
-# Pipelines whose later launch reads what another tiling wrote cannot be checked at the GPU shape,
-# so they earn no modeled speedup there (README, "At the task's GPU shape").
+# Pipelines whose later launch reads what another tiling wrote past the sampled replay's dependency closure
+# bound at the GPU shape keep their model-shape price, capped at 1x, named as the model's limit (docs/honest_styles.md)
 GPU_SHAPE_PIPELINES = {"triton_fused_epilogues.py"}
 
 
@@ -57,7 +57,9 @@ def test_shipped_solutions_get_their_verdict(task_id, kind, path):
         if path.name.startswith("triton"):
             assert result.launches.triton_launches >= 1
         if result.backend == "cpu" and path.name in GPU_SHAPE_PIPELINES and harness_config().gpu_shape_pricing:
-            assert "reads memory that unsampled programs write" in result.performance.note, result.performance.note
+            note = result.performance.note
+            assert "a limit of the model, not a fault of the kernel" in note and "earns at most 1x" in note, note
+            assert result.performance.speedup is not None and not {F.UNREPLAYABLE, F.SIZE_DEPENDENT} & set(result.flags)
         elif result.backend == "cpu":  # every honest solution keeps its modeled credit (trusted replay)
             assert result.performance.speedup is not None, result.performance.note
             assert not {F.UNREPLAYABLE, F.INVALID_COST, F.MODELED_UNAVAILABLE} & set(result.flags), result.flags

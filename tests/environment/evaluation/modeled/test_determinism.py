@@ -27,7 +27,7 @@ print(json.dumps(model_cost(records, load_spec(), GELU_TOLERANCE).time_us.hex())
 @pytest.mark.slow  # two fresh interpreters importing torch, triton and the package
 def test_modeled_time_is_bit_identical_across_processes_and_input_values():
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    script = SCRIPT.format(tests=str(ROOT / "tests" / "modeled"))
+    script = SCRIPT.format(tests=str(ROOT / "tests" / "environment" / "evaluation" / "modeled"))
     procs = [subprocess.Popen([sys.executable, "-c", script, str(seed)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
     outputs = []
