@@ -14,9 +14,6 @@ from bench.winnable import score_of, triton_solutions
 from environment.tasks import get_task, list_tasks
 
 NOT_YET = {
-    "softmax": "the credit is the lower of the model-shape and GPU-shape speedups; at the 64x4096 model shape both "
-               "sides are one launch on the 2 us floor (1x); the GPU shape 8192x4096 is a tie too (ATen's shared-"
-               "memory kernel reads each row once; at the measured 16383x2049 the GPU-shape price is 1.98x)",
     "mlp_block": "priced now (0.434x, IEEE fp32), but only at the model shape, capped at 1x: at the GPU shape a "
                  "sampled fc2 tile reads a whole row of 64 fc1 tiles, past the sampled replay's closure bound",
 }
