@@ -246,11 +246,11 @@ def price(ctx: Any, gpu: GpuRun, head: Any, checked: list[torch.Tensor], spec: d
     if gpu.trace is None:
         return Priced(why=f"at the GPU shape {gpu.shape or ''} {gpu.why}".replace("  ", " "), capped=gpu.excused,
                       denied=gpu.provoked)
-    sms = int(spec["sm_count"])
     unmade = inputs_differ(gpu)
     if unmade:  # both children said it before any of the submission's kernels ran; a sampler that died first did not
         stopped = gpu.replayer_inputs is None or "sampler stopped" in (gpu.replayer_inputs.sampled_inputs_error or "")
         return Priced(why=f"at the GPU shape {gpu.shape} {unmade}", denied=stopped)
+    sms = int(spec["sm_count"])
     try:
         flag, why = judge(ctx, head, checked, gpu, sms)
     except Unread as exc:  # the reference's child failing to answer: after the submission's code ran there

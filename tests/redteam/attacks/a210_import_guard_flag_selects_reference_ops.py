@@ -1,8 +1,9 @@
-"""Red team (the import-guard relaxation of the static checks): a version guard that passes them (imports and literal
-bindings only, except ImportError) whose handler binds a flag, and forward reads the flag to run the reference's own
-ops instead of the kernel. The guarded import never succeeds, so the flag is a constant False and the guard switches
-nothing the file could not have written without it: the kernel never launches, the result came from PyTorch, and the
-runtime check calls it what it is (decoy_kernel, 0), as it does for the same file without the guard."""
+"""Red team, import-guard relaxation: a version guard whose handler binds a flag that switches forward to the reference's ops."""
+# a version guard that passes them (imports and literal bindings only, except ImportError) whose handler binds a
+# flag, and forward reads the flag to run the reference's own ops instead of the kernel. The guarded import
+# never succeeds, so the flag is a constant False and the guard switches nothing the file could not have written
+# without it: the kernel never launches, the result came from PyTorch, and the runtime check calls it what it is
+# (decoy_kernel, 0), as it does for the same file without the guard.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

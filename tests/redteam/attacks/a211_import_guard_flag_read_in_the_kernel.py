@@ -1,10 +1,11 @@
-"""Red team (the import-guard relaxation of the static checks): an import whose outcome differs between processes
-(the CUDA libdevice wrappers: importable wherever Triton's NVIDIA backend loads, the trusted side included, and not
-wherever it does not) binds a module-level flag that the kernel reads as a global, choosing an exact GELU or a cheap
-wrong one (v * sigmoid(1.702 v)). The bet: the child, where the import is meant to succeed, computes the exact
-path on the checked calls, and the trusted rebuild of the kernels, another process, takes the other binding and
-prices the cheap path, or the reverse. The rebuild takes no value from a guard: a name bound in both branches is no
-constant the harness can know, so the kernel cannot be rebuilt and the speed is never credited (unreplayable)."""
+"""Red team, import-guard relaxation: a guard flag, true in some processes only, read in the kernel to pick cheap math."""
+# an import whose outcome differs between processes (the CUDA libdevice wrappers: importable wherever Triton's
+# NVIDIA backend loads, the trusted side included, and not wherever it does not) binds a module-level flag that
+# the kernel reads as a global, choosing an exact GELU or a cheap wrong one (v * sigmoid(1.702 v)). The bet: the
+# child, where the import is meant to succeed, computes the exact path on the checked calls, and the trusted
+# rebuild of the kernels, another process, takes the other binding and prices the cheap path, or the reverse.
+# The rebuild takes no value from a guard: a name bound in both branches is no constant the harness can know, so
+# the kernel cannot be rebuilt and the speed is never credited (unreplayable).
 import torch
 import torch.nn as nn
 import triton
