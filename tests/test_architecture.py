@@ -1,6 +1,6 @@
 """The shape of the code, read from its syntax trees (nothing is imported): no import circle among the
-environment's modules, no production module over 400 lines, and a harness that imports nothing from the
-reward (it is scored after it, by code it cannot see)."""
+environment's modules, a modeled time that imports nothing from the replay, no production file over 400 lines,
+and a harness that imports nothing from the reward (it is scored after it, by code it cannot see)."""
 from __future__ import annotations
 
 import ast
@@ -118,6 +118,29 @@ def test_the_harness_imports_nothing_from_the_reward_even_through_other_modules(
                 seen.add(child)
                 todo.append(child)
     assert sorted(name for name in seen if name.startswith(REWARD)) == []
+
+
+MODELED, REPLAY = "environment.evaluation.modeled", "environment.evaluation.replay"
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_modeled_time_is_a_pure_model_that_imports_nothing_from_the_replay():
+    """replay/ runs the model (counters, hooks, pricing); the model never reaches back into the replay, not even
+    from inside a function: what a sampled launch needs from the replay is handed to the counter by its maker."""
+    assert [name for name in GRAPH if _under(name, MODELED)] and [name for name in GRAPH if _under(name, REPLAY)]
+    reaching = sorted(f"{name} -> {target}" for name, targets in GRAPH.items() if _under(name, MODELED)
+                      for target in targets if _under(target, REPLAY))
+    assert reaching == []
+
+
+def test_the_modeled_check_sees_a_function_level_import_of_the_replay(tmp_path):
+    (tmp_path / "probe.py").write_text("def f():\n    from environment.evaluation.replay import recorder\n"
+                                       "    from ..replay.sampled import run_sampled\n")
+    found = _imports(f"{MODELED}.probe", tmp_path / "probe.py")
+    assert {f"{REPLAY}.recorder", f"{REPLAY}.sampled"} <= found
 
 
 def test_no_production_module_is_over_400_lines():

@@ -68,7 +68,8 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
         fh.write(job.source)
 
     if job.backend == "cpu":  # before the sandbox: these read files outside the child's reach
-        from environment.evaluation.modeled import autotune, counting  # noqa: F401
+        from environment.evaluation.child import autotune
+        from environment.evaluation.modeled import counting  # noqa: F401
         from environment.evaluation.replay import recorder
         autotune.install(tolerance=job.tolerance)  # multi-config autotune picks by modeled time
         recorder.install()

@@ -1,7 +1,7 @@
 """Ahead-of-time compile gate for the target GPU (sm_90), run from the trusted evaluator.
 
 The candidate child cannot exec ptxas (seccomp), so the evaluator has it compiled here: the module
-rebuild.py generated from the submission's syntax tree (the very kernels the replayer ran; no
+replay/rebuild.py generated from the submission's syntax tree (the very kernels the replayer ran; no
 submission code at module level) is compiled by aot_worker.py in its own short-lived process,
 sandboxed like a candidate child (rlimits, Landlock: read-only system, writes only in its own temp
 dir, execution only of Triton's bundled tools, no TCP; seccomp: no sockets, ptrace or namespaces),
@@ -26,11 +26,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 from environment.config import setting
 from environment.evaluation.modeled.model import load_spec
 from environment.evaluation.faults import HarnessFault
-from environment.evaluation.replay.rebuild import Rebuilt
 from environment.evaluation.result import CompileInfo
 
 WORKER = Path(__file__).with_name("aot_worker.py")
@@ -56,6 +56,12 @@ def _vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 CANARY_KERNEL = {"name": "_vector_add", "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
                                                       "n": "i32", "BLOCK": "constexpr"},
                  "constexprs": {"BLOCK": 1024}, "aligned": ["x_ptr", "y_ptr", "out_ptr"], "options": {}}
+
+
+class KernelModule(Protocol):
+    """A module of kernels only, with no submission code at module level (replay/rebuild.py's Rebuilt)."""
+    source: str          # the module's text, compiled as it stands
+    kernels: list[str]   # the kernels it defines: a launch signature naming any other is refused
 
 
 def _clean_constexpr(value):
@@ -132,15 +138,15 @@ def _canary_fails(request: dict, timeout_s: float) -> str | None:
     return None if result.get("ok") else str(result.get("error"))
 
 
-def compile_kernels(rebuilt: Rebuilt, launch_signatures: list[dict], timeout_s: float = 120.0,
+def compile_kernels(module: KernelModule, launch_signatures: list[dict], timeout_s: float = 120.0,
                     spec: dict | None = None) -> list[CompileInfo]:
     """One CompileInfo per distinct launch signature (a kernel launched with two BLOCK values is
     compiled twice). Failures are results (ok=False with the reason), never exceptions."""
     spec = spec or load_spec()
     try:
         kernels = [_clean(s) for s in launch_signatures][:MAX_KERNELS]
-        filtered = rebuilt.source
-        unknown = [k["name"] for k in kernels if k["name"] not in rebuilt.kernels]
+        filtered = module.source
+        unknown = [k["name"] for k in kernels if k["name"] not in module.kernels]
         if unknown:
             raise ValueError(f"{unknown[0]} is not a kernel rebuilt from the source")
     except (ValueError, SyntaxError, TypeError) as exc:

@@ -13,6 +13,7 @@ compile (aot.compile_kernels takes `kernels`).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -24,6 +25,8 @@ from environment.evaluation.modeled.torch_counting import AtenCounter, aten_reco
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
 REPORT_VERSION = 1
+# (executor, args, kwargs, counter, seed) -> the (addresses, itemsize) of every store the sampled programs made
+Sampler = Callable[[Any, tuple, dict, "CostCounter", int], list]
 
 
 def _one(start: int, end: int) -> tuple:
@@ -32,14 +35,19 @@ def _one(start: int, end: int) -> tuple:
 
 
 class CostCounter:
-    def __init__(self, lifts_are_copies: bool = False, sample_seed: int | None = None) -> None:
+    def __init__(self, lifts_are_copies: bool = False, sample_seed: int | None = None,
+                 sampler: Sampler | None = None) -> None:
         """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
-        lift copies a constant of the trace; never free data movement). sample_seed: run a sample
-        of each launch's programs and scale its counts to the grid (replay/sampled.py; the GPU-shape
-        replay and autotune benchmarks), keeping no per-element load addresses (no cross-program
-        race check) and every store's addresses in `stores`."""
+        lift copies a constant of the trace; never free data movement). sample_seed and sampler, given
+        together: run a sample of each launch's programs and scale its counts to the grid (the sampler
+        is replay/sampled.py's run_sampled; the GPU-shape replay and autotune benchmarks), keeping no
+        per-element load addresses (no cross-program race check) and every store's addresses in `stores`."""
+        if (sample_seed is None) != (sampler is None):
+            raise ValueError("a sampled CostCounter needs both sample_seed and sampler "
+                             "(replay/sampled.py's run_sampled); a full count needs neither")
         self.lifts_are_copies = lifts_are_copies
         self.sample_seed = sample_seed
+        self.sampler = sampler
         self.addresses = sample_seed is None
         self.stores: list = []
         self.sampled_launches: list = []   # per sampled launch, its coverage.SampledStores
@@ -77,6 +85,18 @@ class CostCounter:
         triton_hooks.pop(self)
 
     # --- Triton side (called by triton_hooks) -------------------------------------------------
+    def run_launch(self, executor, args, kwargs, call):
+        """One Triton launch (`call` is the interpreter's own): a launch from host code runs a sample of
+        its programs when this counter samples; any other runs and is counted whole."""
+        if self.sampler is not None and self.launch is None:
+            self.stores.extend(self.sampler(executor, args, kwargs, self, self.sample_seed))
+            return None
+        self.launch_begin(executor, args, kwargs)
+        try:
+            return call(executor, *args, **kwargs)
+        finally:
+            self.launch_end()
+
     def launch_begin(self, executor, args, kwargs) -> None:
         signature = launch_signature(executor, args, kwargs)
         key = repr(sorted((k, repr(v)) for k, v in signature.items()))

@@ -16,8 +16,6 @@ import functools
 import numpy as np
 
 from environment.evaluation.modeled.precision import tl_dot_precision, tl_element_precision
-# imported here, not where it runs: a sampled launch runs inside a sandbox that reads no source files
-from environment.evaluation.replay import sampled
 
 _SINKS: list = []
 _INSTALLED = False
@@ -165,14 +163,7 @@ def _grid_executor(cls):
         sink = current()
         if sink is None:
             return call(self, *args, **kwargs)
-        if sink.sample_seed is not None and sink.launch is None:  # a sample of the programs (replay/sampled.py)
-            sink.stores.extend(sampled.run_sampled(self, args, kwargs, sink, sink.sample_seed))
-            return None
-        sink.launch_begin(self, args, kwargs)
-        try:
-            return call(self, *args, **kwargs)
-        finally:
-            sink.launch_end()
+        return sink.run_launch(self, args, kwargs, call)   # the whole grid, or a sample of it (the sink's choice)
 
     def bookkeeping(original):
         # Copying arguments to and from the host is the interpreter's own work, not the kernel's.

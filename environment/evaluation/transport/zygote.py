@@ -54,7 +54,8 @@ def _warm_up(backend: str) -> None:
     import environment.tasks.task  # noqa: F401
     if backend == "cpu":
         from environment.evaluation.evaluator.modeled_speed import run_self_test
-        from environment.evaluation.modeled import aot, autotune, gates, model  # noqa: F401
+        from environment.evaluation.child import autotune  # noqa: F401
+        from environment.evaluation.modeled import aot, gates, model  # noqa: F401
         model.load_spec()  # parsed once here: every evaluator inherits it
         ok, detail = run_self_test()
         print(f"[zygote] modeled-time self-test: {'ok' if ok else 'FAILED: ' + detail}", file=sys.stderr)

@@ -9,8 +9,7 @@ from pathlib import Path
 os.environ.setdefault("TRITON_INTERPRET", "1")
 import torch  # noqa: E402
 
-from environment.evaluation.child import gpu_numerics  # noqa: E402
-from environment.evaluation.modeled import autotune  # noqa: E402
+from environment.evaluation.child import autotune, gpu_numerics  # noqa: E402
 from environment.tasks import get_task  # noqa: E402
 
 HERE = Path(__file__).parent

@@ -1,7 +1,7 @@
 import torch
 
 import modeled_kernels as kernels
-from environment.evaluation.modeled import autotune
+from environment.evaluation.child import autotune
 from modeled_helpers import count
 
 

@@ -11,6 +11,7 @@ from environment.evaluation.replay import closure
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
+from environment.evaluation.replay.sampled import run_sampled
 from tests.environment.evaluation.modeled.test_sampled import load_module_from_source
 
 PIPELINE = '''
@@ -66,7 +67,7 @@ def _replay(order: int, seed):
     with torch.no_grad(), TraceRecorder([x]) as recorder:
         out = model(x)
     trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+    counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=None if seed is None else run_sampled)
     replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter:
         replay.run(keep=False)
@@ -143,7 +144,7 @@ def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_a
     with torch.no_grad(), TraceRecorder([x]) as recorder:
         out = model(x)
     trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=3)
+    counter = CostCounter(lifts_are_copies=True, sample_seed=3, sampler=run_sampled)
     replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
         replay.run(keep=False)

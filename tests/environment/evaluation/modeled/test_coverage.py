@@ -15,6 +15,7 @@ from environment.evaluation.replay import coverage, sampled
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
+from environment.evaluation.replay.sampled import run_sampled
 from tests.environment.evaluation.modeled.modeled_helpers import GELU, ROOT
 from tests.environment.evaluation.modeled.test_sampled import load_module_from_source
 
@@ -139,7 +140,7 @@ def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = No
     with torch.no_grad(), TraceRecorder(inputs) as recorder:
         out = module.ModelNew()(*inputs)
     trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+    counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=None if seed is None else run_sampled)
     replay = Replay(trace, inputs, constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter:
         outputs = replay.run()

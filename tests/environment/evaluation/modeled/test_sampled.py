@@ -11,6 +11,7 @@ from environment.evaluation.replay import coverage, sampled
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
+from environment.evaluation.replay.sampled import run_sampled
 from tests.environment.evaluation.modeled.modeled_helpers import GELU, load_module
 
 
@@ -106,7 +107,7 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
     trace, constants = _trace_at(module, x, bias)
     results = []
     for seed in (None, 11):
-        counter = CostCounter(lifts_are_copies=True, sample_seed=seed)
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=None if seed is None else run_sampled)
         replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter)
         with torch.no_grad(), counter:
             outputs = replay.run()
@@ -231,7 +232,7 @@ def test_a_split_k_launch_is_completed_along_its_split_axis_however_long_and_its
     with torch.no_grad(), TraceRecorder([h]) as recorder:
         out = model(h)
     trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=5)
+    counter = CostCounter(lifts_are_copies=True, sample_seed=5, sampler=run_sampled)
     replay = Replay(trace, [h], constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter:
         replay.run(keep=False)
@@ -244,3 +245,12 @@ def test_a_split_k_launch_is_completed_along_its_split_axis_however_long_and_its
     split = [p for p, r in launch.programs if r == "complete"]
     assert {p[2] for p in split} == set(range(64))                           # whole sums along the split axis
     assert counter.launch_records()[-1]["sample_outliers"] == 0
+
+
+def test_a_counter_given_a_seed_without_the_sampler_or_the_reverse_is_refused_with_the_cause():
+    # modeled/ imports nothing from replay/: whoever makes a sampling counter hands it replay/sampled.py's sampler,
+    # and one without it would silently count every program at the GPU shape
+    for kwargs in ({"sample_seed": 3}, {"sampler": run_sampled}):
+        with pytest.raises(ValueError, match="needs both sample_seed and sampler"):
+            CostCounter(lifts_are_copies=True, **kwargs)
+    assert CostCounter(sample_seed=3, sampler=run_sampled).sampler is run_sampled

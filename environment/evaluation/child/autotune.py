@@ -10,15 +10,17 @@ from __future__ import annotations
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.modeled.model import load_spec, model_cost
+from environment.evaluation.replay import recorder
+from environment.evaluation.replay.sampled import run_sampled
 
 
 def modeled_bench(spec: dict, tolerance: dict | None = None):
     """A do_bench replacement: (kernel_call, quantiles) -> [ms, ms, ms] of modeled time."""
 
     def bench(kernel_call, quantiles=None, **_):
-        from environment.evaluation.replay import recorder
         outer = triton_hooks.current()
-        counter = CostCounter(sample_seed=0)  # a sample of the programs: at the GPU shape a whole launch is minutes
+        # a sample of the programs: at the GPU shape a whole launch is minutes
+        counter = CostCounter(sample_seed=0, sampler=run_sampled)
         with recorder.paused(), counter:  # tuning is not part of the traced call
             kernel_call()
         records = counter.launch_records()
