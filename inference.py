@@ -23,29 +23,23 @@ line (success=false when nothing scored). The run always finishes within ``--tim
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, TextIO
+from typing import Any, Optional, TextIO
 
 from openai import (APIConnectionError, APIStatusError, APITimeoutError, InternalServerError, OpenAI,
                     RateLimitError)
 
-from environment import KernelAction, KernelEnv
+from environment import KernelAction
 from environment.agent import summarize_action
 from environment.driver import PLAYER_RETRIES, EpisodeMemory, submission_of
+from environment.local_server import EnvSource
 from environment.trajectory import (EpisodeRecord, configured_secrets, env_version, scrub, step_record,
                                     write_episodes)
 
-ROOT = Path(__file__).resolve().parent
 DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MODEL = "Qwen/Qwen2.5-72B-Instruct"
 DEFAULT_TASKS = ("gelu_bias", "rmsnorm", "causal_attention")
@@ -207,123 +201,6 @@ def _ms(t0: float) -> float:
     return round((time.monotonic() - t0) * 1000.0, 1)
 
 
-# ---- the environment ---------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LocalServer:
-    """The environment server as a subprocess on a free loopback port (its output goes to a log file)."""
-
-    def __init__(self, start_timeout_s: float = 180.0, root: Path = ROOT):
-        self.start_timeout_s = start_timeout_s
-        self.root = root
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: Optional[subprocess.Popen] = None
-        self.log_path = Path(tempfile.mkstemp(prefix="kernel_env_server_", suffix=".log")[1])
-
-    def start(self) -> "LocalServer":
-        with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)  # its own process group, so stop() also ends its workers
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the environment server exited with code {self.proc.returncode}: "
-                                   f"{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"the environment server did not answer /health within {self.start_timeout_s:.0f} s: "
-                           f"{self.log_tail()}")
-
-    def log_tail(self, chars: int = 2000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-        with contextlib.suppress(OSError):
-            self.log_path.unlink()
-
-    def __enter__(self) -> "LocalServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-
-class EnvSource:
-    """Where episodes are played: a running server, a Docker image, or a server started here (lazily)."""
-
-    def __init__(self, cfg: Config):
-        self.cfg = cfg
-        self.server: Optional[LocalServer] = None
-        self.container: Any = None  # openenv's LocalDockerProvider, when running from an image
-        self.url: Optional[str] = None
-        self.failure: Optional[str] = None
-
-    @contextlib.contextmanager
-    def session(self) -> Iterator[Any]:
-        """A connected KernelEnv client for one episode."""
-        if self.failure:
-            raise RuntimeError(self.failure)
-        try:
-            self.url = self.url or self._prepare()
-        except Exception as e:  # remembered: the remaining tasks fail fast with the same cause
-            self.failure = f"environment unavailable: {one_line(e)[:500]}"
-            raise RuntimeError(self.failure) from None
-        with KernelEnv(base_url=self.url, message_timeout_s=self.cfg.env_timeout_s).sync() as env:
-            yield env
-
-    def _prepare(self) -> str:
-        if self.cfg.image:
-            # What KernelEnv.from_docker_image does, with our readiness wait (its default of 30 s is
-            # short for a cold start on 2 vCPU) and our step timeout on each connection.
-            from openenv.core.containers.runtime import LocalDockerProvider
-
-            diag(f"starting the environment from Docker image {self.cfg.image}")
-            self.container = LocalDockerProvider()
-            url = self.container.start_container(self.cfg.image, env_vars={"PORT": "8000"})
-            self.container.wait_for_ready(url, timeout_s=self.cfg.server_start_timeout_s)
-            return url
-        if self.cfg.env_url:
-            return self.cfg.env_url
-        diag("starting the environment server locally")
-        self.server = LocalServer(self.cfg.server_start_timeout_s)
-        self.server.start()
-        diag(f"environment server ready at {self.server.url}")
-        return self.server.url
-
-    def close(self) -> None:
-        if self.container is not None:
-            with contextlib.suppress(Exception):
-                self.container.stop_container()
-        if self.server is not None:
-            self.server.stop()
-
-
 # ---- one episode -------------------------------------------------------------------------------
 
 def play_task(task_id: str, cfg: Config, source: EnvSource, player: ModelPlayer, log: EpisodeLog,
@@ -417,7 +294,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not cfg.api_key:
         diag("neither HF_TOKEN nor API_KEY is set: model calls will likely be refused")
     diag(f"model {cfg.model} at {cfg.api_base_url}; tasks {','.join(cfg.tasks)}; {cfg.turns} turns; seed {cfg.seed}")
-    source = EnvSource(cfg)
+    source = EnvSource(image=cfg.image, env_url=cfg.env_url, start_timeout_s=cfg.server_start_timeout_s,
+                       step_timeout_s=cfg.env_timeout_s, say=diag)
     player = ModelPlayer(cfg)
     records: list[EpisodeRecord] = []
     try:

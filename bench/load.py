@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from environment import KernelAction, KernelEnv  # noqa: E402
 from environment.tasks import get_task  # noqa: E402
-from inference import LocalServer  # noqa: E402
+from environment.local_server import LocalServer  # noqa: E402
 from tests.redteam.expected import EXPECTED  # noqa: E402
 
 TASKS = ("gelu_bias", "rmsnorm", "softmax", "layernorm", "silu_mul", "scale_shift_relu")

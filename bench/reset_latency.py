@@ -10,7 +10,7 @@ import time
 import urllib.request
 
 from environment import KernelEnv
-from inference import LocalServer
+from environment.local_server import LocalServer
 
 
 def post_reset(url: str) -> float:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from environment.tasks import get_task  # noqa: E402
 from environment.training import episode_reward  # noqa: E402
 from environment.training.trl_env import TOOL_NAME, KernelEnvFactory, build_rows  # noqa: E402
-from inference import LocalServer  # noqa: E402
+from environment.local_server import LocalServer  # noqa: E402
 
 TASKS = ("gelu_bias", "rmsnorm", "softmax", "silu_mul")
 

@@ -131,7 +131,7 @@ def main() -> int:
     server = None
     url = args.url
     if url is None:
-        from inference import LocalServer
+        from environment.local_server import LocalServer
         import tempfile
         os.environ["ENABLE_WEB_INTERFACE"] = "true"
         os.environ.setdefault("KERNEL_PLAYGROUND_DATA_DIR", tempfile.mkdtemp(prefix="kp-bench-"))

@@ -142,7 +142,7 @@ def environment(url: Optional[str]) -> Iterator[str]:
     if url:
         yield url.rstrip("/")
         return
-    from inference import LocalServer
+    from environment.local_server import LocalServer
     with LocalServer(start_timeout_s=240) as server:
         print(f"started a local kernel_env server at {server.url}", flush=True)
         yield server.url

@@ -14,7 +14,7 @@ import pytest
 
 from environment.trajectory import read_episodes
 import inference
-from inference import free_port
+from environment.local_server import free_port
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ import pytest
 from environment import KernelAction, KernelEnv
 from environment.curriculum import Curriculum
 from environment.tasks.kernelbench import reference_as_submission
-from inference import LocalServer
+from environment.local_server import LocalServer
 
 EPISODES = 2  # successes at a level before it goes up (KERNEL_ENV_CURRICULUM_EPISODES)
 

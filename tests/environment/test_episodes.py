@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from environment import KernelAction, KernelEnv
-from inference import LocalServer
+from environment.local_server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[2]
 GELU = ROOT / "environment/tasks/problems/gelu_bias/solutions"

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from websockets.sync.client import connect
 
-from inference import LocalServer
+from environment.local_server import LocalServer
 
 pytestmark = pytest.mark.slow
 EXAMPLES = int(os.environ.get("KERNEL_ENV_FUZZ_EXAMPLES", "12"))

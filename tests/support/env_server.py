@@ -1,6 +1,6 @@
 """The real environment server as a subprocess on a free loopback port, for tests.
 
-Uses the same launcher as inference.py (``python -m uvicorn app:app``); the server's own output
+The launcher inference.py uses (environment.local_server.LocalServer, ``python -m uvicorn app:app``); its output
 is kept in a log file whose tail is shown when it fails to start.
 
 ``env_server`` (the base URL) is one server the whole test session shares (tests/conftest.py makes it
@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from inference import LocalServer
+from environment.local_server import LocalServer
 
 
 @contextmanager

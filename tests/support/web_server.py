@@ -1,6 +1,6 @@
 """The real server with the playground (ENABLE_WEB_INTERFACE=true) on a free loopback port, for UI tests.
 
-Same launcher as ``tests/support/env_server.py`` (inference.LocalServer); only the environment of
+Same launcher as ``tests/support/env_server.py`` (environment.local_server.LocalServer); only the environment of
 the child differs.
 
 >>> from tests.support.web_server import web_server  # a module-scoped fixture: the base URL
@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from inference import LocalServer
+from environment.local_server import LocalServer
 from tests.support.env_server import started_server
 
 

@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from inference import LocalServer, free_port
+from environment.local_server import LocalServer, free_port
 from tests.support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.browser

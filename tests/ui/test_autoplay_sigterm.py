@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from inference import free_port
+from environment.local_server import free_port
 from tests.ui.test_autoplay_restart import (STEP_TIMEOUT_MS, auto_play_until_step_2_is_asked, playground_on,
                                             stub_and_page, type_value, wait_status)
 

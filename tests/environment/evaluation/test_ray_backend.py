@@ -29,7 +29,7 @@ if os.environ.get("CI") and "ray" not in sys.modules:
     import ray  # noqa: F401  (CI installs the extra: a missing Ray fails here instead of skipping)
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install '.[ray]')")
 
-from inference import free_port  # noqa: E402
+from environment.local_server import free_port  # noqa: E402
 from tests.redteam import test_redteam as redteam  # noqa: E402
 from tests.redteam.expected import EXPECTED  # noqa: E402
 from tests.support.ray_cluster import add_worker_node, local_cluster  # noqa: E402
@@ -190,7 +190,7 @@ def test_two_api_servers_share_the_cluster_and_play_episodes_over_websocket(clus
     """Server A joins at the GCS address; server B, like a Space outside the cluster, through Ray Client."""
     from environment.client import KernelEnv
     from environment.models import KernelAction
-    from inference import LocalServer
+    from environment.local_server import LocalServer
 
     monkeypatch.setenv("KERNEL_ENV_RAY_ADDRESS", cluster.address)
     monkeypatch.setenv("KERNEL_ENV_RAY_CPU_ACTORS", "2")
