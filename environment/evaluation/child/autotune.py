@@ -11,6 +11,7 @@ from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.modeled.model import load_spec, model_cost
 from environment.evaluation.replay import recorder
+# imported here, not where it runs: a sampled launch runs inside a sandbox that reads no source files
 from environment.evaluation.replay.sampled import run_sampled
 
 

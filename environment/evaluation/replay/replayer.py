@@ -27,6 +27,7 @@ from environment.evaluation.transport import frames, sandbox
 from environment.evaluation.evaluator.inputs import fingerprint, planned_inputs
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
+# imported here, not where it runs: a sampled launch runs inside a sandbox that reads no source files
 from environment.evaluation.replay.sampled import run_sampled
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.child.lifecycle import enter_child, enter_sandbox, send_reply, serve_then_exit
