@@ -6,6 +6,7 @@ failure points at. Headless Chromium against the real server; screenshots in art
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.ui.contrast import LOW_CONTRAST, OWN_VIEWS
 from tests.ui.test_playground_browser import STEP_TIMEOUT_MS, play_example, shot, wait_step
@@ -46,7 +47,14 @@ def open_tab(pg, name: str) -> None:
         pg.locator("#tabs .overflow-dropdown button", has_text=name).click()
 
 
-def marked(pg, view: str) -> list[str]:
+def marked(pg, view: str, want: int = 2) -> list[str]:
+    """The marked gutter number and line text of ``view``, once ``want`` elements carry the mark: CodeMirror marks
+    the gutter and the line in separate updates, so reading right after the first one can see only the number."""
+    script = f"() => document.querySelectorAll({view!r} + ' .kp-line-error').length >= {want}"
+    try:
+        pg.wait_for_function(script, timeout=10_000)
+    except PlaywrightTimeout:
+        pass  # the assertion that follows shows what was marked
     return pg.eval_on_selector_all(f"{view} .kp-line-error", "els => els.map(e => e.textContent.trim())")
 
 
