@@ -58,12 +58,21 @@ ruff check . || { echo "ruff: fix the findings above (ruff check --fix . fixes m
 
 HEAVY="browser or image or ray or trl"
 declare -A MARKS=([fast]="not ($HEAVY)" [heavy]="$HEAVY" [full]="")
+# Each lane runs on TEST_WORKERS pytest-xdist workers (default: the CPU count, 2 to 4; 1 runs serially).
+# The fast lane's tests are dealt one by one (a module's tests may share a worker's server or not); the
+# other lanes keep each file on one worker (the image tests must not build the same image at once, a Ray
+# file shares one cluster, a browser file one server).
+workers=${TEST_WORKERS:-$(nproc)}
+[ -z "${TEST_WORKERS:-}" ] && { [ "$workers" -lt 2 ] && workers=2; [ "$workers" -gt 4 ] && workers=4; }
+declare -A DIST=([fast]=worksteal [heavy]=loadfile [full]=loadfile)
 times=()
 run_lane() {  # run_lane NAME [pytest args]: the lane's tests; its time goes to the summary
   local name=$1 t0=$SECONDS code; shift
-  echo "== lane $name: pytest -m \"${MARKS[$name]:-all}\""
+  echo "== lane $name: pytest -m \"${MARKS[$name]:-all}\" on $workers workers"
   set +e
-  python -m pytest -p no:cacheprovider ${MARKS[$name]:+-m "${MARKS[$name]}"} "$@"
+  local parallel=()
+  [ "$workers" -gt 1 ] && parallel=(-n "$workers" --dist "${DIST[$name]}")
+  python -m pytest -p no:cacheprovider "${parallel[@]}" ${MARKS[$name]:+-m "${MARKS[$name]}"} "$@"
   code=$?
   set -e
   [ "$code" -eq 5 ] && { echo "lane $name: pytest collected no tests"; code=1; }
