@@ -113,31 +113,28 @@ def test_attack_meets_its_pinned_outcome(name):
             assert score <= 0.40, described
     if exp.evidence:
         assert exp.evidence in text, described
+    if earns_no_speed_credit(name):
+        assert result.performance is None or result.performance.speedup is None, described
 
 
-def test_no_attack_of_the_accounting_classes_earns_speed_credit_it_did_not_earn():
-    """Issue 9's property over the new classes: an attack whose work was all traced (a72, a73, a78, a83)
-    may keep its honest speedup; every other one earns no modeled speedup at all."""
-    for name, exp in EXPECTED.items():
-        if not ("a62" <= name[:3] <= "a83") or name[:3] in ("a72", "a73", "a78", "a83"):
-            continue
-        result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
-                                  salt=name, session=f"redteam-credit-{name}")
-        assert result.performance is None or result.performance.speedup is None, (name, result.performance)
+def earns_no_speed_credit(name: str) -> bool:
+    """Attacks that must earn no modeled speedup at all (checked on their pinned-outcome evaluation):
+    - the accounting classes (a62-a83), but for those whose work was all traced (a72, a73, a78, a83), which may
+      keep their honest speedup;
+    - the GPU-shape pricing attacks (a89-a120) the replay flags: host code or programs that behave differently
+      at the GPU shape, or where the sample looks, never get the model-shape price they would escape to. The
+      attacks on positions the sample no longer looks at (a96, a97: the estimate is drawn from the secret) and
+      the capped PyTorch-only escape (a98) earn their honest price, pinned by their entries."""
+    exp, number = EXPECTED[name], int(name[1:].split("_")[0])
+    accounting = 62 <= number <= 83 and number not in (72, 73, 78, 83)
+    gpu_shape = 89 <= number <= 120 and exp.layer == "replay" and bool(exp.flag) and name not in OPEN_GAPS
+    return accounting or gpu_shape
 
 
-def test_no_attack_on_the_gpu_shape_pricing_earns_speed_credit():
-    """Issue 17: host code or programs that behave differently at the GPU shape, or where the sample
-    looks, earn no modeled speedup at all (never the model-shape price they would escape to). The
-    attacks on positions the sample no longer looks at (a96, a97: the estimate is drawn from the
-    secret) and the capped PyTorch-only escape (a98) earn their honest price, pinned by their entries."""
-    for name, exp in EXPECTED.items():
-        number = int(name[1:].split("_")[0])
-        if not (89 <= number <= 120 and exp.layer == "replay" and exp.flag and name not in OPEN_GAPS):
-            continue
-        result = harness.evaluate(get_task(exp.task), (ATTACKS / name).read_text(), _config(exp.config), seed=7,
-                                  salt=name, session=f"redteam-gpu-{name}")
-        assert result.performance is None or result.performance.speedup is None, (name, result.performance)
+def test_the_classes_that_earn_no_speed_credit_are_not_empty():
+    """The selection above still picks out both classes (a renumbering or a changed entry would empty it)."""
+    numbers = [int(n[1:].split("_")[0]) for n in EXPECTED if earns_no_speed_credit(n)]
+    assert sum(n <= 83 for n in numbers) >= 15 and sum(n >= 89 for n in numbers) >= 18, numbers
 
 
 @pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.layer == "static"))
