@@ -23,7 +23,8 @@ lower bound), and every interior program must store into the same arguments as t
 output coverage (coverage.py) estimates how many distinct elements of each returned output view the
 sampled programs stand for (by the bytes they touch, any element size, each program weighed by the
 programs at its kind of grid position): a program that skips its block covers nothing, so a sampled
-skipper voids the estimate (red team a104-a106, a108, a116, a117).
+skipper voids the estimate (red team a104-a106, a108, a116, a117). A line grid small and cheap enough
+(EXACT_LINE, EXACT_ACCESSES: a persistent kernel's) runs whole: counted exactly, whatever the draw (red team a213).
 """
 from __future__ import annotations
 
