@@ -33,7 +33,7 @@ PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_rel
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
           "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms",
           # tl.range over 2-D tiles on 132 programs: its per-program stores are periodic in pid, so the GPU-shape
-          # replay runs its whole line grid (sampled.rest_of_line); seed 2 was unreplayable under the interpolation
+          # replay runs its whole line grid (line_grid.rest_of_line); seed 2 was unreplayable under the interpolation
           "silu_mul__persistent_range"]
 BELOW_THE_COPY = {
     # at the model shape (64 x 4096) two launches on the 2 us floor against ATen's one: 0.596x
@@ -85,16 +85,16 @@ def _persistent_2d_stores(pid: int, grid: int, m: int, n: int, bm: int, bn: int,
 def _estimated_coverage(counts: list[int], seed: int, accesses: int) -> tuple[float, int]:
     """The coverage the GPU-shape replay estimates for a line grid whose program pid stores counts[pid] elements
     (each executing at most `accesses` memory instructions), for the draw of `seed`: the sampler's own choice of
-    programs, probes and rest of the grid (sampled.sample_line), weighed by coverage.program_weights. Returns the
+    programs, probes and rest of the grid (line_grid.sample_line), weighed by coverage.program_weights. Returns the
     estimate (in elements) and the programs run."""
-    from environment.evaluation.replay import sampled
+    from environment.evaluation.replay import line_grid, sampled
     from environment.evaluation.replay.coverage import program_weights
     grid = (len(counts), 1, 1)
     chosen = sampled.choose_programs(grid, seed)
-    chosen = chosen + sampled.line_probes(grid, chosen)
+    chosen = chosen + line_grid.line_probes(grid, chosen)
     ran = list(chosen)   # the programs run, in run order (run() appends to it)
-    added = sampled.sample_line(grid, chosen, ran.extend,
-                                lambda k: (np.array([counts[p[0]] for p, _ in ran[:k]], dtype=np.float64), accesses))
+    added = line_grid.sample_line(grid, chosen, ran.extend,
+                                  lambda k: (np.array([counts[p[0]] for p, _ in ran[:k]], dtype=np.float64), accesses))
     assert ran == chosen + added
     stored = [counts[p[0]] for p, _ in ran]
     return math.fsum(w * s for w, s in zip(program_weights(ran, grid, stored), stored)), len(ran)
@@ -127,9 +127,9 @@ def test_tiles_skipped_in_a_periodic_persistent_grid_fall_short_on_every_draw():
 
 
 def test_a_line_grid_past_the_exact_runs_bounds_keeps_its_sample_and_its_interpolation():
-    from environment.evaluation.replay import sampled
+    from environment.evaluation.replay import line_grid
     counts = [_persistent_2d_stores(p, 132, 4097, 3001, 8, 512) for p in range(132)]
-    assert _estimated_coverage(counts, 0, sampled.EXACT_ACCESSES // 100)[1] < 132   # the grid would execute too much
+    assert _estimated_coverage(counts, 0, line_grid.EXACT_ACCESSES // 100)[1] < 132   # the grid would execute too much
     # rmsnorm's persistent row blocks at 8192 x 4096 (the first 8 of 132 programs walk one block more: a step the
     # probes close) execute ~190 memory instructions each: the grid is past EXACT_ACCESSES, and the interpolation
     # is exact for a step on every draw
@@ -137,5 +137,5 @@ def test_a_line_grid_past_the_exact_runs_bounds_keeps_its_sample_and_its_interpo
     for seed in range(20):
         estimate, ran = _estimated_coverage(rows, seed, 190)
         assert ran < 132 and estimate == 8192 * 4096, (seed, ran, estimate)
-    wide = rows + [4096] * (sampled.EXACT_LINE + 1 - len(rows))                     # more programs than EXACT_LINE
+    wide = rows + [4096] * (line_grid.EXACT_LINE + 1 - len(rows))                     # more programs than EXACT_LINE
     assert _estimated_coverage(wide, 0, 1)[1] < len(wide)

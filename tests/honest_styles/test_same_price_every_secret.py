@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # a 2-D tile grid (classes by grid position), a persistent row loop (a line grid bisected to its step) and a
-# persistent loop over 2-D tiles (a count periodic in pid: its line grid runs whole, sampled.rest_of_line)
+# persistent loop over 2-D tiles (a count periodic in pid: its line grid runs whole, line_grid.rest_of_line)
 FILES = ["environment/tasks/problems/gelu_bias/solutions/correct/triton_2d_tiles.py",
          "environment/tasks/problems/rmsnorm/solutions/correct/triton_persistent_rows.py",
          "tests/honest_styles/silu_mul__persistent_range.py"]

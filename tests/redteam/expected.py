@@ -538,7 +538,7 @@ EXPECTED: dict[str, Expect] = {
     "a211_import_guard_flag_read_in_the_kernel.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild",
                                                            correct=True),
     # a persistent loop over 2-D tiles stores a count periodic in pid, which the GPU-shape replay now runs whole (a
-    # line grid of at most 512 programs whose counts are no step: sampled.rest_of_line); skipping one tile in 64 there
+    # line grid of at most 512 programs whose counts are no step: line_grid.rest_of_line); skipping one tile in 64 there
     # hides in no interpolation: the exact count falls 1.6% short on every draw. Before, the interpolation between
     # the sampled programs erred either way by up to 4% by draw: seeds 0 and 1 caught it (97%, 99%), seed 2 priced
     # it as the honest file (0.884, 2.1x) with 1.6% of the output never computed

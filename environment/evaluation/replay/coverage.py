@@ -233,12 +233,12 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     """How many programs of the grid each sampled program stands for (they sum to the grid's programs), in
     the coverage and in the scaled counts alike. A grid along one axis is a line: its first and last
     programs weigh 1, and every other program lies between two run interior programs (the ends of the
-    interior, programs 1 and G-2, are always run: sampled.line_probes), so it counts half as each
+    interior, programs 1 and G-2, are always run: line_grid.line_probes), so it counts half as each
     (interpolation). A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
     one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
     so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
     class (class_weights): their tiles are alike but for the masked edges. A grid run whole (a small one, or a line
-    grid whose counts are no step: sampled.rest_of_line) weighs every program 1: its counts are exact."""
+    grid whose counts are no step: line_grid.rest_of_line) weighs every program 1: its counts are exact."""
     axes = [a for a, g in enumerate(grid) if g > 1]
     total = math.prod(grid)
     if len({pos for pos, _ in programs}) >= total:

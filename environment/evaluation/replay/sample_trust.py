@@ -28,7 +28,7 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
 
     rel, absolute = OUTLIER_SLACK
     found: set[int] = set()
-    # a probe (sampled.line_probes, next_probe) lies within the range of all the others: it is no estimate program,
+    # a probe (line_grid.line_probes, next_probe) lies within the range of all the others: it is no estimate program,
     # but a program skipping its block at a public probe position would weigh as the programs beside it
     for side, other in (("check", ("stratum",)), ("stratum", ("check",)), ("probe", ("stratum", "check"))):
         if side not in roles:

@@ -24,7 +24,7 @@ output coverage (coverage.py) estimates how many distinct elements of each retur
 sampled programs stand for (by the bytes they touch, any element size, each program weighed by the
 programs at its kind of grid position): a program that skips its block covers nothing, so a sampled
 skipper voids the estimate (red team a104-a106, a108, a116, a117). A line grid small and cheap enough
-(EXACT_LINE, EXACT_ACCESSES: a persistent kernel's) runs whole: counted exactly, whatever the draw (red team a213).
+(line_grid.EXACT_LINE, EXACT_ACCESSES: a persistent kernel's) runs whole: counted exactly, whatever the draw (red team a213).
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ import torch
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong
 from environment.evaluation.replay import closure
+from environment.evaluation.replay.line_grid import line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, outliers, stray_writers  # noqa: F401 (re-exported)
 
@@ -58,20 +59,6 @@ COMPLETE = 16
 # an axis whose neighbour adds into the same elements is a split axis, completed whole for every sampled position
 # when that costs at most COMPLETE_PROGRAMS programs (64 splits of a K/64 slice are one full tile's work each)
 COMPLETE_PROGRAMS = 2048
-# A grid along one axis (a persistent kernel's, whose programs loop over rows pid, pid + G, ...) also runs
-# programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
-# store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
-PROBES = 10
-# ... and runs whole when it has at most EXACT_LINE programs (a persistent kernel runs one to a few per SM: 132 on
-# an H100) and the grid would execute at most EXACT_ACCESSES memory instructions (the most one run program executed,
-# times the grid's programs: not the programs left, which depend on the draw). A persistent loop over 2-D tiles (tile t at row t // tiles_n, column t % tiles_n) stores
-# a count periodic in pid (every program whose tiles fall in the partial column stores less), which no interpolation
-# between a few programs gets right on every draw; a grid run whole is counted exactly whatever the draw, and a
-# program skipping tiles anywhere in it is counted as what it stored. silu_mul__persistent_range's 132 programs at
-# 4097 x 3001 execute at most 72 each (9,504); the ~106 the sample leaves take 25 to 45 s on a loaded 2-core host,
-# within the GPU-shape replay's deadline (4 x 30 s). Past either bound the sample and its interpolation stand (docs/honest_styles.md)
-EXACT_LINE = 512
-EXACT_ACCESSES = 12288
 # The most memory instructions one sampled program may execute (a persistent program over a 8192 x 8192 output
 # on 132 programs executes ~1,500; a tiled GEMM's ~130). A program past it is one the interpreter cannot run in
 # the time a replay has, and the GPU-shape price is void with a message naming the model's limit: above all a
@@ -154,24 +141,6 @@ def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None
     return extra
 
 
-def _line(grid: tuple[int, int, int]) -> int | None:
-    """The axis of a grid that spans one axis only (None for a grid over several axes)."""
-    axes = [a for a, g in enumerate(grid) if g > 1]
-    return axes[0] if len(axes) == 1 else None
-
-
-def line_probes(grid: tuple[int, int, int], chosen: list) -> list[tuple[tuple[int, int, int], str]]:
-    """((x, y, z), "probe") of the ends of a line grid's interior (programs 1 and G-2) not chosen: then every
-    unrun interior program lies between two run ones (coverage.program_weights)."""
-    axis = _line(grid)
-    if axis is None or len(chosen) >= math.prod(grid):
-        return []
-    run = {p for p, _ in chosen}
-    ends = sorted({1, grid[axis] - 2})
-    points = [tuple(c if a == axis else 0 for a in range(3)) for c in ends]
-    return [(p, "probe") for p in points if p not in run]
-
-
 def split_probes(grid: tuple[int, int, int], chosen: list) -> list:
     """((x, y, z), "complete"): the neighbour of the first sampled interior program (else the first program) on
     each axis longer than 1, not already run (split_axes compares what they add into)."""
@@ -207,53 +176,6 @@ def _stored_per_program(launch, count: int) -> np.ndarray:
         return np.zeros(count)
     sizes = np.array([a.size for a, _ in launch.store_log], dtype=np.float64)
     return np.bincount(np.asarray(launch.store_program, dtype=np.int64), weights=sizes, minlength=count)[:count]
-
-
-def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
-    """The program halving the widest gap between run interior programs of a line grid that stored different
-    numbers of elements (None when every such gap is closed)."""
-    axis = _line(grid)
-    if axis is None:
-        return None
-    inner = sorted((p[axis], stored[i]) for i, (p, role) in enumerate(run)
-                   if role != "complete" and 0 < p[axis] < grid[axis] - 1)
-    gaps = [(b - a, a, b) for (a, va), (b, vb) in itertools.pairwise(inner) if b - a > 1 and va != vb]
-    if not gaps:
-        return None
-    _, a, b = max(gaps)
-    return (tuple((a + b) // 2 if k == axis else 0 for k in range(3)), "probe")
-
-
-def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:
-    """((x, y, z), "rest") of every program of a line grid not run yet, when the grid has at most EXACT_LINE programs
-    and would execute at most EXACT_ACCESSES memory instructions at `accesses` (the most one run program executed)
-    each; else none. Then the launch is counted whole, exactly: the rest weigh 1 each like every program of
-    a grid run whole (coverage.position_weights) and are no sample (sample_trust ignores them)."""
-    axis, total = _line(grid), math.prod(grid)
-    if axis is None or total > EXACT_LINE or len(run) >= total:
-        return []
-    done = {p for p, _ in run}
-    rest = [(tuple(c if a == axis else 0 for a in range(3)), "rest") for c in range(grid[axis])]
-    rest = [q for q in rest if q[0] not in done]
-    return rest if max(accesses, 1) * total <= EXACT_ACCESSES else []
-
-
-def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bool = True) -> list:
-    """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), then the
-    rest of the grid when it is small and cheap enough (rest_of_line) and `whole` (no earlier launch left programs
-    unrun: the rest would read what they were to store, and the dependency closure runs producers for the sample
-    only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
-    run order; the most memory instructions one executed)."""
-    added: list = []
-    for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
-        probe = next_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
-        if probe is None:
-            break
-        run([probe])
-        added.append(probe)
-    rest = rest_of_line(grid, chosen + added, stored(len(chosen) + len(added))[1]) if whole else []
-    run(rest)
-    return added + rest
 
 
 def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:

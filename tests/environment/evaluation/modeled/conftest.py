@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture
 def sampled_line_grids(monkeypatch):
-    """Line grids sampled, never run whole (sampled.rest_of_line): for tests of the sample's own estimate, coverage and
+    """Line grids sampled, never run whole (line_grid.rest_of_line): for tests of the sample's own estimate, coverage and
     dependency closure, whose small grids (a 206-program gelu, 203 row programs) would otherwise run whole."""
-    from environment.evaluation.replay import sampled
-    monkeypatch.setattr(sampled, "EXACT_LINE", 0)
+    from environment.evaluation.replay import line_grid
+    monkeypatch.setattr(line_grid, "EXACT_LINE", 0)

@@ -136,7 +136,7 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
 
 
 def test_a_small_cheap_line_grid_is_run_whole_and_counted_as_the_full_replay_whatever_the_seed():
-    # 206 programs of 3 memory instructions: within EXACT_LINE and EXACT_ACCESSES (sampled.rest_of_line)
+    # 206 programs of 3 memory instructions: within EXACT_LINE and EXACT_ACCESSES (line_grid.rest_of_line)
     for seed in (11, 12):
         x, bias, results = _full_and_sampled_gelu(seed)
         (full, _, _, _), (est, replay, _, counter) = results
