@@ -528,8 +528,8 @@ EXPECTED: dict[str, Expect] = {
                                                                              "replay", correct=True,
                                                                              evidence="compute a wrong result",
                                                                              gap="0.657, correct, no flag"),
-    # a202 on mlp_block, at the closure's wider bound (4096 memory instructions per sampled program: a whole fc1 row
-    # of 64 programs runs for each sampled fc2 tile, where the 1024 bound capped the kernel at the model shape's 1x):
+    # red team closure (a202 on mlp_block, at the closure's wider bound of 4096 memory instructions per sampled
+    # program: a whole fc1 row of 64 programs runs for each sampled fc2 tile, where 1024 capped it at 1x):
     # fc1 computes its hidden tile only in the closure's weightless programs (the flag), fc2 recomputes the hidden
     # row-block wherever a tile is not done. The closure's programs do more than every sampled fc1 program did, so
     # the replay fails (closure.ClosureOutlier), unless the sampler's time runs out first (on this 2-core host it
