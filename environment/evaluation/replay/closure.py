@@ -210,11 +210,17 @@ def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, u
     return scratch
 
 
-def _bound(p: Producer, wanted: np.ndarray, name: str) -> None:
+def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMPTY) -> None:
     """Raise ClosureLimit when the producer programs one consumer program needs (`wanted`: the sectors of p's
-    allocations it reads) cannot be predicted or are past the bound."""
+    allocations it reads; `writes`: the sectors it writes) cannot be predicted, are past the bound, or store partial
+    values into an allocation the consumer then writes over (an in-place epilogue over split-K sums: the values the
+    producer programs leave where no sampled consumer program writes are no final ones, and the check compares
+    every stored element with the reference's output)."""
     if not wanted.size:
         return
+    if missing(p, writes).size:
+        raise ClosureLimit(f"{name} writes over what programs of {p.name} store, and reads what unsampled ones store "
+                           "(an in-place pipeline: the replay can compare only final values)")
     if p.steps is None:
         if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
             return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges
@@ -241,9 +247,10 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
     # whichever programs the seed drew, and a launch past the bound costs one probed program, not the sample
     reads = []
     for pos, _ in chosen:
-        own = run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read")
+        probe = run_programs(sink, fn, args, grid, [pos], name, undo=True)
+        own = probe._unique("read")
         for p in producers:
-            _bound(p, missing(p, own), name)
+            _bound(p, missing(p, own), name, probe._unique("write"))
         reads.append(own)
     need, plan = np.unique(np.concatenate(reads)) if reads else _EMPTY, []
     for p in reversed(producers):
