@@ -20,8 +20,10 @@ closure runs), and what they store is compared with the reference where it is an
 work. The provenance ledger sees their reads and writes as a launch of the producer: data a closure program
 reads that no counted work wrote still taints. A closure program that executes, moves or computes more than every
 sampled program of its launch did (a program that works only when a later launch has set a flag, red team a200 and
-a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, or a producer
-whose programs are no tiling the prediction can follow, runs nothing and is reported as the model's limit.
+a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, a producer
+whose programs are no tiling the prediction can follow, or a consumer writing over what its producer stores (in
+place: the producer's values it does not overwrite are partial, and stored output elements are compared) runs nothing
+and is reported as the model's limit.
 """
 from __future__ import annotations
 
