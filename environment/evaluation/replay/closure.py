@@ -22,8 +22,8 @@ reads that no counted work wrote still taints. A closure program that executes, 
 sampled program of its launch did (a program that works only when a later launch has set a flag, red team a200 and
 a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, a producer
 whose programs are no tiling the prediction can follow, or a consumer writing over what its producer stores (in
-place: the producer's values it does not overwrite are partial, and stored output elements are compared) runs nothing
-and is reported as the model's limit.
+place over atomic sums: the sums it does not overwrite are no final values, and stored output elements are compared)
+runs nothing and is reported as the model's limit.
 """
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class Producer:
     accesses: int = 0           # the most memory instructions one run program executed
     heaviest: dict = field(default_factory=dict)   # the most bytes and FLOPs (per key) one run program moved or did
     written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
+    atomic: bool = False        # its programs add atomically (split-K partial sums)
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -110,7 +111,7 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
                     steps, _segments(addrs - int(firsts[widest]), items), touched, written=written,
-                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch))
+                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
 
 
 def _heaviest(launch: TritonLaunch) -> dict:
@@ -214,15 +215,15 @@ def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, u
 
 def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMPTY) -> None:
     """Raise ClosureLimit when the producer programs one consumer program needs (`wanted`: the sectors of p's
-    allocations it reads; `writes`: the sectors it writes) cannot be predicted, are past the bound, or store partial
-    values into an allocation the consumer then writes over (an in-place epilogue over split-K sums: the values the
-    producer programs leave where no sampled consumer program writes are no final ones, and the check compares
-    every stored element with the reference's output)."""
+    allocations it reads; `writes`: the sectors it writes) cannot be predicted, are past the bound, or add partial
+    sums atomically into an allocation the consumer then writes over (an in-place epilogue over split-K sums: the
+    sums the producer programs leave where no sampled consumer program writes are no final values, and the check
+    compares every stored element with the reference's output)."""
     if not wanted.size:
         return
-    if missing(p, writes).size:
-        raise ClosureLimit(f"{name} writes over what programs of {p.name} store, and reads what unsampled ones store "
-                           "(an in-place pipeline: the replay can compare only final values)")
+    if p.atomic and missing(p, writes).size:
+        raise ClosureLimit(f"{name} writes over the sums programs of {p.name} add atomically, and reads what unsampled "
+                           "ones add (an in-place epilogue over split-K sums: the replay can compare only final values)")
     if p.steps is None:
         if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
             return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges

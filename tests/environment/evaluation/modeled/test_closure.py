@@ -152,13 +152,14 @@ def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_a
     assert closure.LIMIT not in said
 
 
-# The producer stores row statistics into the output's own first column, which the tiles then write over in place:
-# where no sampled tile writes, the closure's row programs would leave statistics, no output values, in the output
-IN_PLACE = PIPELINE.replace("mean, rstd = y.new_empty(M), y.new_empty(M)", "mean, rstd = y[:, 0], y.new_empty(M)")
+# The producer adds row means atomically into the output's own first column, which the tiles then write over in
+# place: where no sampled tile writes, the closure's row programs would leave sums, no output values, in the output
+IN_PLACE = PIPELINE.replace("mean, rstd = y.new_empty(M), y.new_empty(M)", "mean, rstd = y[:, 0], y.new_empty(M)").replace(
+    "tl.store(mean_ptr + row, mean)", "tl.atomic_add(mean_ptr + row, mean)")
 
 
 def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
-    assert IN_PLACE.count("y[:, 0]") == 1
+    assert IN_PLACE.count("y[:, 0]") == 1 and IN_PLACE.count("tl.atomic_add(mean_ptr + row, mean)") == 1
     module, rebuilt = load_module_from_source(IN_PLACE), rebuild(IN_PLACE)
     kernels = load_module_from_source(rebuilt.source)
     torch.manual_seed(0)
@@ -171,4 +172,4 @@ def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
     with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
         replay.run(keep=False)
     said = str(caught.value)
-    assert closure.LIMIT in said and "writes over what programs of row_stats store" in said, said
+    assert closure.LIMIT in said and "writes over the sums programs of row_stats add atomically" in said, said
