@@ -137,9 +137,9 @@ FLAGGED = PIPELINE.replace(
     "        normalise_in_place[", "        mark[(1,)](flag)\n        normalise_in_place[")
 
 
-def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_as_the_models_limit():
-    assert FLAGGED.count("mark[(1,)](flag)") == 1 and "if tl.load(flag_ptr) == 0:" in FLAGGED
-    module, rebuilt = load_module_from_source(FLAGGED), rebuild(FLAGGED)
+def _replay_error(source: str) -> str:
+    """The message of the sampled replay (seed 3) of `source`'s ModelNew(1) on a 203 x 301 input, which must fail."""
+    module, rebuilt = load_module_from_source(source), rebuild(source)
     kernels = load_module_from_source(rebuilt.source)
     torch.manual_seed(0)
     model, x = module.ModelNew(1), torch.randn(203, 301)
@@ -150,6 +150,23 @@ def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_a
     replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
         replay.run(keep=False)
-    said = str(caught.value)
+    return str(caught.value)
+
+
+def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_as_the_models_limit():
+    assert FLAGGED.count("mark[(1,)](flag)") == 1 and "if tl.load(flag_ptr) == 0:" in FLAGGED
+    said = _replay_error(FLAGGED)
     assert "programs of row_stats the closure ran for normalise_in_place did more than its sampled programs" in said
     assert closure.LIMIT not in said
+
+
+# The producer adds row means atomically into the output's own first column, which the tiles then write over in
+# place: where no sampled tile writes, the closure's row programs would leave sums, no output values, in the output
+IN_PLACE = PIPELINE.replace("mean, rstd = y.new_empty(M), y.new_empty(M)", "mean, rstd = y[:, 0], y.new_empty(M)").replace(
+    "tl.store(mean_ptr + row, mean)", "tl.atomic_add(mean_ptr + row, mean)")
+
+
+def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
+    assert IN_PLACE.count("y[:, 0]") == 1 and IN_PLACE.count("tl.atomic_add(mean_ptr + row, mean)") == 1
+    said = _replay_error(IN_PLACE)
+    assert closure.LIMIT in said and "writes over the sums programs of row_stats add atomically" in said, said
