@@ -10,6 +10,7 @@ import pytest
 # The module's real server, the OpenAI stub, Chromium and a fresh page per test, as in the main browser tests.
 from tests.ui.test_playground_browser import browser, choose, page, server, stub, type_value  # noqa: F401
 from tests.ui.test_playground_browser import wait_status
+from ui.play_model import PREFS_KEY
 
 pytestmark = pytest.mark.browser
 STEP_TIMEOUT_MS = 180_000  # the first evaluation waits for a warm worker on a loaded host
@@ -58,14 +59,21 @@ def test_the_task_changes_only_when_its_value_does_and_edited_code_is_kept_per_t
     assert "# my edit 42" in editor_text(page)
 
 
+def stored_setting(pg, elem_id: str, value: str) -> None:
+    """Type a model setting and wait until the browser's storage holds it: each change is saved by its own request,
+    and typing the next one before the last is stored could let an older save land last."""
+    before = pg.evaluate("key => localStorage.getItem(key)", PREFS_KEY)
+    type_value(pg, elem_id, value)
+    pg.wait_for_function("([key, before]) => localStorage.getItem(key) !== before", arg=[PREFS_KEY, before],
+                         timeout=30_000)
+
+
 def test_model_settings_survive_a_reload_and_a_compare_whose_players_could_not_play_is_not_green(page, server,
                                                                                                  stub):
-    type_value(page, "base-url", stub.base_url)
-    type_value(page, "model-id", "policy/error")
-    type_value(page, "temperature", "0.7")
-    type_value(page, "max-tokens", "1500")
+    for elem, value in (("base-url", stub.base_url), ("model-id", "policy/error"), ("temperature", "0.7"),
+                        ("max-tokens", "1500")):
+        stored_setting(page, elem, value)
     type_value(page, "max-turns", "1")
-    page.wait_for_timeout(SETTLE_MS)  # the settings reach the browser's storage
     page.reload()
     page.wait_for_selector("#submit-btn", timeout=60_000)
     page.wait_for_function(
