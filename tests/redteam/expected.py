@@ -528,6 +528,15 @@ EXPECTED: dict[str, Expect] = {
                                                                              "replay", correct=True,
                                                                              evidence="compute a wrong result",
                                                                              gap="0.657, correct, no flag"),
+    # red team closure (a202 on mlp_block, at the closure's wider bound of 4096 memory instructions per sampled
+    # program: a whole fc1 row of 64 programs runs for each sampled fc2 tile, where 1024 capped it at 1x):
+    # fc1 computes its hidden tile only in the closure's weightless programs (the flag), fc2 recomputes the hidden
+    # row-block wherever a tile is not done. The closure's programs do more than every sampled fc1 program did, so
+    # the replay fails (closure.ClosureOutlier), unless the sampler's time runs out first (on this 2-core host it
+    # does: each sampled fc2 program probed before the closure recomputes its hidden row, ~2k memory instructions),
+    # which fails the replay too: either way unreplayable, no speed credit (before: capped at 1x, model-shape price)
+    "a212_mlp_hidden_rows_done_only_by_closure_programs.py": GPU("mlp_block", "harmless", "unreplayable", "replay",
+                                                                 correct=True, evidence="No speed credit"),
     # import guards (issue 23): the static checks admit one at module level (imports and literal bindings, except
     # ImportError). Its handler's flag choosing the reference's ops in forward switches nothing the file could not
     # write without it (the kernel never launches: decoy, 0); a flag bound in both branches read by the kernel as a

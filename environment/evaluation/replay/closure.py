@@ -36,11 +36,13 @@ from environment.evaluation.modeled.triton_launch import TritonLaunch
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
 
 # The most memory instructions the producer programs one sampled consumer program reads from may execute (their
-# count times the most one run program of the producer executed). Row statistics feeding a 32-row tile: 32 short
-# row programs; at ~3 ms an instruction on a loaded 2-core host a sample of ~20 programs stays under a minute. An fc2
-# tile of a 4096 x 1024 x 4096 MLP reads a whole row of fc1 tiles (64 programs of 34 instructions: 825 programs, ~115 s for the
-# sample on this host, past the replay's deadline): the model's limit
-PROGRAM_ACCESSES = 1024
+# count times the most one run program of the producer executed): what one sampled program may execute itself
+# (sampled.PROGRAM_ACCESSES), so the closure at most doubles the replay's worst case, and the same for every program
+# of a tiling, so the verdict does not depend on the draw. Measured (bench/closure_cost.py, one BLAS thread as the
+# harness's children run, this 2-core host under load): an fc2 tile of a 4096 x 1024 x 4096 MLP reads a whole row of
+# fc1 tiles, 32 programs of 66 instructions (128 x 128 x 32 tiles: 2112) or 64 of 34 (64 x 64 x 64: 2176); the
+# sample's closure ran 392 programs (26k instructions) in 27 s, and 841 (29k, heavier index arithmetic) in 47 s
+PROGRAM_ACCESSES = 4096
 # The most programs of a producer's grid the prediction looks at (an elementwise grid at 8192^2 in blocks of 256)
 PREDICT_GRID = 1 << 20
 _EMPTY = np.zeros(0, dtype=np.int64)

@@ -29,7 +29,7 @@ ATTACKS = ROOT / "tests" / "redteam" / "attacks"
 # Attacks no static rule catches, and why none can (docs/signals.md): a01 is the reference's own ops, which the
 # reference-as-submission is too (honest by contract: parity credit only); a181 and a182 are plain PyTorch calls,
 # as the shipped torch_* solutions are: only their price is wrong, which the model's aten table decides, and on a
-# CUDA host the measured_vs_modeled signal. a200 and a201 are pipelines whose trick is where the closure runs a
+# CUDA host the measured_vs_modeled signal. a200, a201 and a212 are pipelines whose trick is where the closure runs a
 # producer's programs (a flag a later launch sets; a permuted row order): a kernel branching on a loaded flag, or
 # walking rows in a permuted order, is honest code too; the replay (closure.ClosureOutlier) and, open, the GPU-shape
 # check the closure's bound skips are where they are judged.
@@ -40,6 +40,9 @@ STATIC_MISSES = {
     "a200_closure_programs_do_the_producer_work_layernorm.py",
     "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py",
     "a211_import_guard_flag_read_in_the_kernel.py",   # an honest-looking import guard; the rebuild refuses the flag
+    # a200's flag on mlp_block (fc2 takes the min of a row's done marks: no program-position compare); the replay
+    # judges it (closure.ClosureOutlier)
+    "a212_mlp_hidden_rows_done_only_by_closure_programs.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py"}
