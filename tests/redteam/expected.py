@@ -537,6 +537,23 @@ EXPECTED: dict[str, Expect] = {
     # which fails the replay too: either way unreplayable, no speed credit (before: capped at 1x, model-shape price)
     "a212_mlp_hidden_rows_done_only_by_closure_programs.py": GPU("mlp_block", "harmless", "unreplayable", "replay",
                                                                  correct=True, evidence="No speed credit"),
+    # red team closure (at the wider bound, issue 23: a220-a229): a203 on mlp_block. fc1's corners (always sampled)
+    # and the closure's programs (a flag a later launch sets) compute their hidden tile, every other fc1 program
+    # stores a sentinel at its tile's first element, fc2 recomputes each tile it finds the sentinel in: the closure's
+    # programs are no heavier than the corners (no ClosureOutlier), but fc2's sampled programs recompute 0 to 2 tiles
+    # each (the sampled interior fc1 tiles of their row), so the sample's programs disagree (sample_trust): no speed
+    # credit (measured at timeout_s=60; at the red team's 20 s the sampler's 80 s run out first on this 2-core host,
+    # unreplayable too). Had it been priced, the occupancy term prices fc1 from its busiest (corner) program and the
+    # model-shape price (every program replayed: 4 launches, fc2 recomputing) caps the credit anyway
+    "a220_mlp_sentinel_tiles_heavy_corners_closure_computes.py": GPU("mlp_block", "harmless", "unreplayable", "replay",
+                                                                     correct=True, evidence="No speed credit"),
+    # not a hack (a false-positive check): the tf32x3 MLP with one [M, D] workspace holding x's copy for fc1, then the
+    # output (fc2's bias, fc2 adding its GEMM). Correct on a GPU (stream order); the closure ran fc1's unsampled
+    # programs after the bias fill, on the bias: 65280 of 65536 sampled outputs wrong, flagged size_dependent ("host
+    # code must launch the same computation at every size"), 0.500. Now a closure program reading what a later step
+    # overwrote is the model's limit: the model-shape price, capped (0.71x there: 0.688)
+    "a221_workspace_reused_after_the_producer_read_it.py": GPU("mlp_block", "harmless", None, "replay", correct=True,
+                                                               evidence="read memory a later step of the call overwrote"),
     # import guards (issue 23): the static checks admit one at module level (imports and literal bindings, except
     # ImportError). Its handler's flag choosing the reference's ops in forward switches nothing the file could not
     # write without it (the kernel never launches: decoy, 0); a flag bound in both branches read by the kernel as a

@@ -45,7 +45,7 @@ STATIC_MISSES = {
     "a212_mlp_hidden_rows_done_only_by_closure_programs.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
-NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py"}
+NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}
 
 
 def _clean(task_id="gelu_bias", **perf) -> EvalResult:
