@@ -44,6 +44,7 @@ def main() -> None:
     ap.add_argument("file")
     ap.add_argument("--task", default="mlp_block")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shape", type=int, default=0, help="index into the task's gpu_shapes")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--bound", type=int, default=0, help="closure.PROGRAM_ACCESSES for this run (0: as shipped)")
     a = ap.parse_args()
@@ -51,7 +52,7 @@ def main() -> None:
         from environment.evaluation.replay import closure
         closure.PROGRAM_ACCESSES = a.bound
     task = get_task(a.task)
-    shape = task.gpu_shapes[0]
+    shape = task.gpu_shapes[a.shape]
     ref = _load(task.reference_code, "reference_bench")
     for k, v in shape.items():
         setattr(ref, k, v)

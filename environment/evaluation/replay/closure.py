@@ -20,8 +20,10 @@ closure runs), and what they store is compared with the reference where it is an
 work. The provenance ledger sees their reads and writes as a launch of the producer: data a closure program
 reads that no counted work wrote still taints. A closure program that executes, moves or computes more than every
 sampled program of its launch did (a program that works only when a later launch has set a flag, red team a200 and
-a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, or a producer
-whose programs are no tiling the prediction can follow, runs nothing and is reported as the model's limit.
+a202) is no program the sample prices: the replay fails (ClosureOutlier, no speed credit), not the model's limit. A closure wider than PROGRAM_ACCESSES per sampled program, a producer
+whose programs are no tiling the prediction can follow, or a consumer writing over what its producer stores (in
+place over atomic sums: the sums it does not overwrite are no final values, and stored output elements are compared)
+runs nothing and is reported as the model's limit.
 Producer programs run late read memory as it is then: ones that read what a later step of the call overwrote (a
 workspace reused once the producer had read it, red team a221) would compute something else than on a GPU, so they
 are the model's limit too (the ledger's history says what each step wrote), never a wrong result of the kernel's.
@@ -71,6 +73,7 @@ class Producer:
     accesses: int = 0           # the most memory instructions one run program executed
     heaviest: dict = field(default_factory=dict)   # the most bytes and FLOPs (per key) one run program moved or did
     written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
+    atomic: bool = False        # its programs add atomically (split-K partial sums)
     since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
@@ -112,7 +115,7 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
                     steps, _segments(addrs - int(firsts[widest]), items), touched, written=written,
-                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch))
+                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
 
 
 def _heaviest(launch: TritonLaunch) -> dict:
@@ -214,11 +217,17 @@ def run_programs(sink, fn, args: dict, grid: tuple, programs: list, name: str, u
     return scratch
 
 
-def _bound(p: Producer, wanted: np.ndarray, name: str) -> None:
+def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMPTY) -> None:
     """Raise ClosureLimit when the producer programs one consumer program needs (`wanted`: the sectors of p's
-    allocations it reads) cannot be predicted or are past the bound."""
+    allocations it reads; `writes`: the sectors it writes) cannot be predicted, are past the bound, or add partial
+    sums atomically into an allocation the consumer then writes over (an in-place epilogue over split-K sums: the
+    sums the producer programs leave where no sampled consumer program writes are no final values, and the check
+    compares every stored element with the reference's output)."""
     if not wanted.size:
         return
+    if p.atomic and missing(p, writes).size:
+        raise ClosureLimit(f"{name} writes over the sums programs of {p.name} add atomically, and reads what unsampled "
+                           "ones add (an in-place epilogue over split-K sums: the replay can compare only final values)")
     if p.steps is None:
         if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
             return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges
@@ -245,9 +254,10 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
     # whichever programs the seed drew, and a launch past the bound costs one probed program, not the sample
     reads = []
     for pos, _ in chosen:
-        own = run_programs(sink, fn, args, grid, [pos], name, undo=True)._unique("read")
+        probe = run_programs(sink, fn, args, grid, [pos], name, undo=True)
+        own = probe._unique("read")
         for p in producers:
-            _bound(p, missing(p, own), name)
+            _bound(p, missing(p, own), name, probe._unique("write"))
         reads.append(own)
     need, plan = np.unique(np.concatenate(reads)) if reads else _EMPTY, []
     for p in reversed(producers):

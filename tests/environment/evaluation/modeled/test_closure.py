@@ -153,6 +153,29 @@ def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_a
     assert closure.LIMIT not in said
 
 
+# The producer adds row means atomically into the output's own first column, which the tiles then write over in
+# place: where no sampled tile writes, the closure's row programs would leave sums, no output values, in the output
+IN_PLACE = PIPELINE.replace("mean, rstd = y.new_empty(M), y.new_empty(M)", "mean, rstd = y[:, 0], y.new_empty(M)").replace(
+    "tl.store(mean_ptr + row, mean)", "tl.atomic_add(mean_ptr + row, mean)")
+
+
+def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
+    assert IN_PLACE.count("y[:, 0]") == 1 and IN_PLACE.count("tl.atomic_add(mean_ptr + row, mean)") == 1
+    module, rebuilt = load_module_from_source(IN_PLACE), rebuild(IN_PLACE)
+    kernels = load_module_from_source(rebuilt.source)
+    torch.manual_seed(0)
+    model, x = module.ModelNew(1), torch.randn(203, 301)
+    with torch.no_grad(), TraceRecorder([x]) as recorder:
+        out = model(x)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=3, sampler=run_sampled)
+    replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
+    with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
+        replay.run(keep=False)
+    said = str(caught.value)
+    assert closure.LIMIT in said and "writes over the sums programs of row_stats add atomically" in said, said
+
+
 # The statistics are read from a workspace copy of x that is cleared once row_stats has run (stream order on a GPU:
 # correct there). The closure would run row_stats' unsampled programs after the clear, on zeros (red team a221).
 REUSED = PIPELINE.replace("        y = x.clone()\n", "        ws = x.clone()\n        y = x.clone()\n").replace(
