@@ -135,9 +135,9 @@ FLAGGED = PIPELINE.replace(
     "        normalise_in_place[", "        mark[(1,)](flag)\n        normalise_in_place[")
 
 
-def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_as_the_models_limit():
-    assert FLAGGED.count("mark[(1,)](flag)") == 1 and "if tl.load(flag_ptr) == 0:" in FLAGGED
-    module, rebuilt = load_module_from_source(FLAGGED), rebuild(FLAGGED)
+def _replay_error(source: str) -> str:
+    """The message of the sampled replay (seed 3) of `source`'s ModelNew(1) on a 203 x 301 input, which must fail."""
+    module, rebuilt = load_module_from_source(source), rebuild(source)
     kernels = load_module_from_source(rebuilt.source)
     torch.manual_seed(0)
     model, x = module.ModelNew(1), torch.randn(203, 301)
@@ -148,7 +148,12 @@ def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_a
     replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
     with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
         replay.run(keep=False)
-    said = str(caught.value)
+    return str(caught.value)
+
+
+def test_closure_programs_doing_more_than_the_sampled_ones_fail_the_replay_not_as_the_models_limit():
+    assert FLAGGED.count("mark[(1,)](flag)") == 1 and "if tl.load(flag_ptr) == 0:" in FLAGGED
+    said = _replay_error(FLAGGED)
     assert "programs of row_stats the closure ran for normalise_in_place did more than its sampled programs" in said
     assert closure.LIMIT not in said
 
@@ -161,18 +166,7 @@ IN_PLACE = PIPELINE.replace("mean, rstd = y.new_empty(M), y.new_empty(M)", "mean
 
 def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
     assert IN_PLACE.count("y[:, 0]") == 1 and IN_PLACE.count("tl.atomic_add(mean_ptr + row, mean)") == 1
-    module, rebuilt = load_module_from_source(IN_PLACE), rebuild(IN_PLACE)
-    kernels = load_module_from_source(rebuilt.source)
-    torch.manual_seed(0)
-    model, x = module.ModelNew(1), torch.randn(203, 301)
-    with torch.no_grad(), TraceRecorder([x]) as recorder:
-        out = model(x)
-    trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=3, sampler=run_sampled)
-    replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
-    with torch.no_grad(), counter, pytest.raises(ReplayError) as caught:
-        replay.run(keep=False)
-    said = str(caught.value)
+    said = _replay_error(IN_PLACE)
     assert closure.LIMIT in said and "writes over the sums programs of row_stats add atomically" in said, said
 
 
@@ -189,8 +183,6 @@ def test_a_producer_whose_input_a_later_step_overwrote_is_the_models_limit_not_a
     index, values = replay.checked_outputs()
     expected = ((x - x.mean(1, keepdim=True)) / torch.sqrt(x.var(1, unbiased=False, keepdim=True) + 1e-5)).flatten()
     assert torch.allclose(values, expected[index], atol=1e-5, rtol=1e-4)
-    with pytest.raises(ReplayError) as caught:
-        _replay(1, 3, REUSED)
-    said = str(caught.value)
+    said = _replay_error(REUSED)
     assert closure.LIMIT in said and "a limit of the model, not a fault of the kernel" in said
     assert "programs of row_stats the closure ran for normalise_in_place read memory a later step" in said
