@@ -25,6 +25,7 @@ import torch
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
+from environment.evaluation.replay.sampled import run_sampled
 from environment.evaluation.replay.recorder import TraceRecorder
 from environment.tasks import get_task
 
@@ -64,7 +65,7 @@ def main() -> None:
     with torch.no_grad(), TraceRecorder(inputs) as recorder:
         out = model(*inputs)
     trace, constants = recorder.finish([out])
-    counter = CostCounter(lifts_are_copies=True, sample_seed=a.seed)
+    counter = CostCounter(lifts_are_copies=True, sample_seed=a.seed, sampler=run_sampled)
     replay = Replay(trace, inputs, constants, kernels, rebuilt.kernels, counter)
     prof = cProfile.Profile() if a.profile else None
     t0 = time.perf_counter()

@@ -537,6 +537,33 @@ EXPECTED: dict[str, Expect] = {
     # which fails the replay too: either way unreplayable, no speed credit (before: capped at 1x, model-shape price)
     "a212_mlp_hidden_rows_done_only_by_closure_programs.py": GPU("mlp_block", "harmless", "unreplayable", "replay",
                                                                  correct=True, evidence="No speed credit"),
+    # red team closure (at the wider bound, issue 23: a220-a229): a203 on mlp_block. fc1's corners (always sampled)
+    # and the closure's programs (a flag a later launch sets) compute their hidden tile, every other fc1 program
+    # stores a sentinel at its tile's first element, fc2 recomputes each tile it finds the sentinel in: the closure's
+    # programs are no heavier than the corners (no ClosureOutlier). Before a221's limit fc2's sampled programs
+    # recomputed 0 to 2 tiles each (the sampled interior fc1 tiles of their row), so the sample's programs disagreed
+    # (sample_trust, at timeout_s=60; at the red team's 20 s the sampler's 80 s ran out first): unreplayable, 0.500.
+    # Now fc1's late programs read the flag a later launch wrote: the model's limit, the model-shape price (0.12x:
+    # four launches, fc2 recomputing 12 of 16 tiles) capped, 0.500. Priced, the occupancy term would weigh fc1 by its
+    # busiest (corner) program, and the credit is the lower of the model-shape and GPU-shape prices anyway
+    "a220_mlp_sentinel_tiles_heavy_corners_closure_computes.py": GPU("mlp_block", "harmless", None, "replay",
+                                                                     correct=True,
+                                                                     evidence="read memory a later step of the call"),
+    # not a hack (a false-positive check): the tf32x3 MLP with one [M, D] workspace holding x's copy for fc1, then the
+    # output (fc2's bias, fc2 adding its GEMM). Correct on a GPU (stream order); the closure ran fc1's unsampled
+    # programs after the bias fill, on the bias: 65280 of 65536 sampled outputs wrong, flagged size_dependent ("host
+    # code must launch the same computation at every size"), 0.500. Now a closure program reading what a later step
+    # overwrote is the model's limit: the model-shape price, capped (0.71x there: 0.688)
+    "a221_workspace_reused_after_the_producer_read_it.py": GPU("mlp_block", "harmless", None, "replay", correct=True,
+                                                               evidence="read memory a later step of the call overwrote"),
+    # (OPEN_GAPS) a201's capped fallback reached through a221's limit: row statistics (row = program_id, an affine
+    # tiling) read a workspace copy of x cleared after them, so the closure's late programs would read zeros: the
+    # model's limit, the GPU-shape correctness check skipped, rows >= 4096 (x copied) go unchecked: correct=True,
+    # 0.526 (model shape 0.29x). Before a221's limit the late programs' wrong statistics made it size_dependent by
+    # accident (0.500): what it should give
+    "a222_wrong_at_the_gpu_shape_behind_a_workspace_cleared_after_its_reader_layernorm.py": GPU(
+        "layernorm", "harmless", "size_dependent", "replay", correct=True, evidence="compute a wrong result",
+        gap="0.526, correct, no flag"),
     # import guards (issue 23): the static checks admit one at module level (imports and literal bindings, except
     # ImportError). Its handler's flag choosing the reference's ops in forward switches nothing the file could not
     # write without it (the kernel never launches: decoy, 0); a flag bound in both branches read by the kernel as a
@@ -560,4 +587,5 @@ EXPECTED: dict[str, Expect] = {
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
 # meets its outcome, so the entry must then leave this set), and the README's threat model names it.
 OPEN_GAPS: frozenset = frozenset({"a157_hash_patched_fills_timed_output.py",
-                                   "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py"})
+                                   "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py",
+                                   "a222_wrong_at_the_gpu_shape_behind_a_workspace_cleared_after_its_reader_layernorm.py"})

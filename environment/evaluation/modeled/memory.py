@@ -126,18 +126,31 @@ class ProvenanceLedger:
         self.dirty = no_sectors()
         self.clean = no_sectors()
         self.tainted_launches: list[str] = []
+        self.history: list[Intervals] = []   # what each launch and host write of the call wrote, in call order
 
-    def host_data(self, sectors: Intervals) -> None:
+    def written_since(self, mark: int) -> Intervals:
+        """The sectors written after the first `mark` entries of the history (a launch's len(history) after it)."""
+        out = no_sectors()
+        for writes in self.history[mark:]:
+            out = union(out, writes)
+        return out
+
+    def host_data(self, sectors: Intervals, logged: bool = True) -> None:
         """Memory whose contents did not come from a counted launch (allocation, host lift)."""
+        if logged:
+            self.history.append(sectors)
         self.dirty = union(self.dirty, sectors)
         self.clean = minus(self.clean, sectors)
 
-    def launch(self, name: str, reads: Intervals, writes: Intervals) -> int:
-        """Record a counted launch; returns the dirty bytes it read."""
+    def launch(self, name: str, reads: Intervals, writes: Intervals, replayed: bool = False) -> int:
+        """Record a counted launch; returns the dirty bytes it read. `replayed`: programs of an earlier launch run
+        late (the sampled replay's dependency closure), kept out of the history's call order."""
+        if not replayed:
+            self.history.append(writes)
         dirty_read = overlap(reads, self.dirty) * SECTOR
         if dirty_read > DIRTY_READ_ALLOWANCE:
             self.tainted_launches.append(name)
-            self.host_data(writes)
+            self.host_data(writes, logged=False)
         else:
             self.dirty = minus(self.dirty, writes)
             self.clean = union(self.clean, writes)

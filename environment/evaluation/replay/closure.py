@@ -24,6 +24,9 @@ a202) is no program the sample prices: the replay fails (ClosureOutlier, no spee
 whose programs are no tiling the prediction can follow, or a consumer writing over what its producer stores (in
 place over atomic sums: the sums it does not overwrite are no final values, and stored output elements are compared)
 runs nothing and is reported as the model's limit.
+Producer programs run late read memory as it is then: ones that read what a later step of the call overwrote (a
+workspace reused once the producer had read it, red team a221) would compute something else than on a GPU, so they
+are the model's limit too (the ledger's history says what each step wrote), never a wrong result of the kernel's.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from environment.evaluation.modeled.memory import SECTOR, intervals_of
+from environment.evaluation.modeled.memory import SECTOR, intervals_of, overlap
 from environment.evaluation.modeled.triton_launch import TritonLaunch
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
 
@@ -71,6 +74,7 @@ class Producer:
     heaviest: dict = field(default_factory=dict)   # the most bytes and FLOPs (per key) one run program moved or did
     written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
     atomic: bool = False        # its programs add atomically (split-K partial sums)
+    since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -273,9 +277,13 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
             raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
                                  f"programs ({heavier}): the sample's price does not stand for them")
+        reads = intervals_of(done._unique("read"))
+        if overlap(reads, sink.ledger.written_since(p.since)):   # e.g. a workspace reused once p had read it (a221)
+            raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read memory a later step of the call "
+                               f"overwrote (on a GPU {p.name} read it before): they cannot be run this late")
         sink.stores.extend(done.store_log)
         writes = done._unique("write")
-        sink.ledger.launch(p.name, intervals_of(done._unique("read")), intervals_of(writes))
+        sink.ledger.launch(p.name, reads, intervals_of(writes), replayed=True)
         p.run.update(programs)
     import triton.runtime.interpreter as interp
     interp.interpreter_builder.set_grid_dim(*grid)

@@ -249,6 +249,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     made = closure.producer(executor.fn.__name__, executor.fn, args, grid, chosen, launch,
                             storage_spans([*args_dev, *kwargs.values()]))
     if made is not None:
+        made.since = len(sink.ledger.history)
         sink.producers.append(made)
     sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes,
                                                spread))

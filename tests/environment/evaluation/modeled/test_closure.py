@@ -61,8 +61,8 @@ class ModelNew(nn.Module):
 '''
 
 
-def _replay(order: int, seed):
-    module, rebuilt = load_module_from_source(PIPELINE), rebuild(PIPELINE)
+def _replay(order: int, seed, source: str = PIPELINE):
+    module, rebuilt = load_module_from_source(source), rebuild(source)
     kernels = load_module_from_source(rebuilt.source)
     torch.manual_seed(0)
     model, x = module.ModelNew(order), torch.randn(203, 301)
@@ -170,3 +170,21 @@ def test_a_consumer_writing_over_what_its_producer_stored_is_the_models_limit():
     assert IN_PLACE.count("y[:, 0]") == 1 and IN_PLACE.count("tl.atomic_add(mean_ptr + row, mean)") == 1
     said = _replay_error(IN_PLACE)
     assert closure.LIMIT in said and "writes over the sums programs of row_stats add atomically" in said, said
+
+
+# The statistics are read from a workspace copy of x that is cleared once row_stats has run (stream order on a GPU:
+# correct there). The closure would run row_stats' unsampled programs after the clear, on zeros (red team a221).
+REUSED = PIPELINE.replace("        y = x.clone()\n", "        ws = x.clone()\n        y = x.clone()\n").replace(
+    "row_stats[(M,)](y, mean, rstd, N,", "row_stats[(M,)](ws, mean, rstd, N,").replace(
+    "        normalise_in_place[", "        ws.zero_()\n        normalise_in_place[")
+
+
+def test_a_producer_whose_input_a_later_step_overwrote_is_the_models_limit_not_a_wrong_result():
+    assert REUSED.count("ws.zero_()") == 1 and "row_stats[(M,)](ws, mean, rstd, N," in REUSED
+    x, full, replay = _replay(1, None, REUSED)   # every program in call order: right
+    index, values = replay.checked_outputs()
+    expected = ((x - x.mean(1, keepdim=True)) / torch.sqrt(x.var(1, unbiased=False, keepdim=True) + 1e-5)).flatten()
+    assert torch.allclose(values, expected[index], atol=1e-5, rtol=1e-4)
+    said = _replay_error(REUSED)
+    assert closure.LIMIT in said and "a limit of the model, not a fault of the kernel" in said
+    assert "programs of row_stats the closure ran for normalise_in_place read memory a later step" in said
