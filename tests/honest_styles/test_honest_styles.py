@@ -6,8 +6,10 @@ logsumexp/triton_heuristics_rows, cross_entropy/triton_reduce_combine_atomic, ca
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench.gpu_rank import reference_as_submission
@@ -29,10 +31,10 @@ PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_rel
           # from the static sweep: split-K whose pid_k == 0 slice adds the bias (the closure's bound, as above), and a
           # persistent matmul on min(NUM_SMS, tiles) programs whose programs run past the sampler's budget at the GPU
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
-          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms"]
-# silu_mul__persistent_range (tl.range over 2-D tiles) is priced on most draws and unreplayable on some: the
-# sampled programs are drawn from a per-process secret, so its evaluation is not a fixed verdict; the cause is
-# pinned deterministically by test_a_persistent_grid_over_2d_tiles_is_estimated_within_the_slack below
+          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms",
+          # tl.range over 2-D tiles on 132 programs: its per-program stores are periodic in pid, so the GPU-shape
+          # replay runs its whole line grid (sampled.rest_of_line); seed 2 was unreplayable under the interpolation
+          "silu_mul__persistent_range"]
 BELOW_THE_COPY = {
     # at the model shape (64 x 4096) two launches on the 2 us floor against ATen's one: 0.596x
     "layernorm__two_kernels": "two launches against one at a model shape where every launch sits on the floor",
@@ -72,22 +74,68 @@ def test_an_honest_style_is_priced_alike_on_every_seed(name):
     assert score >= reward.score(copy)[0]
 
 
-def _persistent_2d_stores(pid: int, grid: int, m: int, n: int, bm: int, bn: int) -> int:
-    """Elements program pid of silu_mul__persistent_range stores: tiles pid, pid + grid, ... of (m/bm) x (n/bn)."""
+def _persistent_2d_stores(pid: int, grid: int, m: int, n: int, bm: int, bn: int, skip: int = 0) -> int:
+    """Elements program pid of silu_mul__persistent_range stores: tiles pid, pid + grid, ... of (m/bm) x (n/bn)
+    (but every skip-th tile, when skip is set: red team a213)."""
     tiles_n = -(-n // bn)
     return sum(min(bm, m - (t // tiles_n) * bm) * min(bn, n - (t % tiles_n) * bn)
-               for t in range(pid, -(-m // bm) * tiles_n, grid))
+               for t in range(pid, -(-m // bm) * tiles_n, grid) if not skip or t % skip != skip - 1)
 
 
-@pytest.mark.xfail(strict=True, reason="coverage interpolation assumes one step in a persistent grid's stores")
-def test_a_persistent_grid_over_2d_tiles_is_estimated_within_the_slack():
-    # silu_mul at its GPU shape 4097 x 3001: 132 programs walk 8 x 512 tiles; 132 % 6 == 0, so program pid keeps
-    # column pid % 6 and every sixth program stores the partial (441-wide) column: the stored count is periodic
-    # in pid, and interpolating between these sampled interior programs (one draw of many) falls 0.7% short
-    from environment.evaluation.replay.coverage import COVERAGE_SLACK, program_weights
-    grid, pids = 132, [0, 1, 17, 54, 68, 82, 115, 124, 130, 131]
-    stored = [_persistent_2d_stores(p, grid, 4097, 3001, 8, 512) for p in pids]
-    assert sum(_persistent_2d_stores(p, grid, 4097, 3001, 8, 512) for p in range(grid)) == 4097 * 3001
-    weights = program_weights([((p, 0, 0), "stratum") for p in pids], (grid, 1, 1), stored)
-    estimate = sum(w * s for w, s in zip(weights, stored)) / (4097 * 3001)
-    assert estimate >= 1 - COVERAGE_SLACK, estimate
+def _estimated_coverage(counts: list[int], seed: int, accesses: int) -> tuple[float, int]:
+    """The coverage the GPU-shape replay estimates for a line grid whose program pid stores counts[pid] elements
+    (each executing at most `accesses` memory instructions), for the draw of `seed`: the sampler's own choice of
+    programs, probes and rest of the grid (sampled.sample_line), weighed by coverage.program_weights. Returns the
+    estimate (in elements) and the programs run."""
+    from environment.evaluation.replay import sampled
+    from environment.evaluation.replay.coverage import program_weights
+    grid = (len(counts), 1, 1)
+    chosen = sampled.choose_programs(grid, seed)
+    chosen = chosen + sampled.line_probes(grid, chosen)
+    ran = list(chosen)   # the programs run, in run order (run() appends to it)
+    added = sampled.sample_line(grid, chosen, ran.extend,
+                                lambda k: (np.array([counts[p[0]] for p, _ in ran[:k]], dtype=np.float64), accesses))
+    assert ran == chosen + added
+    stored = [counts[p[0]] for p, _ in ran]
+    return math.fsum(w * s for w, s in zip(program_weights(ran, grid, stored), stored)), len(ran)
+
+
+# silu_mul at its GPU shape 4097 x 3001 in 8 x 512 tiles: 132 % 6 == 0, so program pid keeps column pid % 6 and every
+# sixth program stores the partial (441-wide) column (period 6); 16 x 256 tiles: 12 columns, period 12; 128 programs
+# over 6 columns: period 3. Interpolating between the sampled programs erred by up to 4% either way by draw (one
+# draw in 8 fell past COVERAGE_SLACK: the same file priced on some seeds and unreplayable on others)
+PERIODIC = [(132, 8, 512), (132, 16, 256), (128, 8, 512)]
+
+
+@pytest.mark.parametrize("grid,bm,bn", PERIODIC)
+def test_a_persistent_grid_over_2d_tiles_is_counted_exactly_on_every_draw(grid, bm, bn):
+    counts = [_persistent_2d_stores(p, grid, 4097, 3001, bm, bn) for p in range(grid)]
+    assert sum(counts) == 4097 * 3001 and len(set(counts[1:-1])) > 2
+    iterations = -(-(-(-4097 // bm) * -(-3001 // bn)) // grid)
+    for seed in range(40):
+        estimate, ran = _estimated_coverage(counts, seed, 3 * iterations)
+        assert ran == grid and estimate == 4097 * 3001, (seed, ran, estimate)
+
+
+def test_tiles_skipped_in_a_periodic_persistent_grid_fall_short_on_every_draw():
+    # red team a213: one tile in 64 never computed at the GPU shape (1.6% of the output) hides in no interpolation
+    from environment.evaluation.replay.coverage import COVERAGE_SLACK
+    counts = [_persistent_2d_stores(p, 132, 4097, 3001, 8, 512, skip=64) for p in range(132)]
+    for seed in range(40):
+        estimate, ran = _estimated_coverage(counts, seed, 72)
+        assert ran == 132 and estimate == sum(counts) < (1 - COVERAGE_SLACK) * 4097 * 3001, (seed, estimate)
+
+
+def test_a_line_grid_past_the_exact_runs_bounds_keeps_its_sample_and_its_interpolation():
+    from environment.evaluation.replay import sampled
+    counts = [_persistent_2d_stores(p, 132, 4097, 3001, 8, 512) for p in range(132)]
+    assert _estimated_coverage(counts, 0, sampled.EXACT_ACCESSES // 100)[1] < 132   # the grid would execute too much
+    # rmsnorm's persistent row blocks at 8192 x 4096 (the first 8 of 132 programs walk one block more: a step the
+    # probes close) execute ~190 memory instructions each: the grid is past EXACT_ACCESSES, and the interpolation
+    # is exact for a step on every draw
+    rows = [4096 * (8192 // 132 + (p < 8192 % 132)) for p in range(132)]
+    for seed in range(20):
+        estimate, ran = _estimated_coverage(rows, seed, 190)
+        assert ran < 132 and estimate == 8192 * 4096, (seed, ran, estimate)
+    wide = rows + [4096] * (sampled.EXACT_LINE + 1 - len(rows))                     # more programs than EXACT_LINE
+    assert _estimated_coverage(wide, 0, 1)[1] < len(wide)

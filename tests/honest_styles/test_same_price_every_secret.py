@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# a 2-D tile grid (classes by grid position) and a persistent row loop (a line grid bisected to its step)
-FILES = ["gelu_bias/solutions/correct/triton_2d_tiles.py", "rmsnorm/solutions/correct/triton_persistent_rows.py"]
+# a 2-D tile grid (classes by grid position), a persistent row loop (a line grid bisected to its step) and a
+# persistent loop over 2-D tiles (a count periodic in pid: its line grid runs whole, sampled.rest_of_line)
+FILES = ["environment/tasks/problems/gelu_bias/solutions/correct/triton_2d_tiles.py",
+         "environment/tasks/problems/rmsnorm/solutions/correct/triton_persistent_rows.py",
+         "tests/honest_styles/silu_mul__persistent_range.py"]
 EVALUATE = """
 import json, sys
 from pathlib import Path
@@ -21,7 +24,7 @@ from environment import reward
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
 path = Path(sys.argv[1])
-result = evaluate(get_task(path.parents[2].name), path.read_text(), seed=int(sys.argv[2]))
+result = evaluate(get_task(sys.argv[3]), path.read_text(), seed=int(sys.argv[2]))
 p = result.performance
 print(json.dumps({"score": reward.score(result)[0], "speedup": p and p.speedup, "kind": p and p.speedup_kind,
                   "flags": list(result.flags)}))
@@ -30,7 +33,8 @@ print(json.dumps({"score": reward.score(result)[0], "speedup": p and p.speedup, 
 
 def _evaluate_fresh(path: Path, seed: int, secret: str) -> dict:
     env = dict(os.environ, KERNEL_ENV_SECRET=secret, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", EVALUATE, str(path), str(seed)], env=env, cwd=ROOT,
+    task = path.name.split("__")[0] if "__" in path.name else path.parents[2].name
+    out = subprocess.run([sys.executable, "-c", EVALUATE, str(path), str(seed), task], env=env, cwd=ROOT,
                          capture_output=True, text=True, timeout=900, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -38,7 +42,7 @@ def _evaluate_fresh(path: Path, seed: int, secret: str) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 def test_a_file_is_priced_alike_on_every_seed_and_secret(name):
-    path = ROOT / "environment/tasks/problems" / name
+    path = ROOT / name
     runs = [_evaluate_fresh(path, seed, secret) for seed, secret in enumerate(("alpha-0", "bravo-1", "charlie-2"))]
     assert runs[0]["kind"] == "modeled" and not runs[0]["flags"], runs[0]
     assert all(r == runs[0] for r in runs), runs

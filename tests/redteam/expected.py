@@ -537,6 +537,15 @@ EXPECTED: dict[str, Expect] = {
                                                               evidence="defined but never launched"),
     "a211_import_guard_flag_read_in_the_kernel.py": Expect("gelu_bias", "harmless", "unreplayable", "rebuild",
                                                            correct=True),
+    # a persistent loop over 2-D tiles stores a count periodic in pid, which the GPU-shape replay now runs whole (a
+    # line grid of at most 512 programs whose counts are no step: sampled.rest_of_line); skipping one tile in 64 there
+    # hides in no interpolation: the exact count falls 1.6% short on every draw. Before, the interpolation between
+    # the sampled programs erred either way by up to 4% by draw: seeds 0 and 1 caught it (97%, 99%), seed 2 priced
+    # it as the honest file (0.884, 2.1x) with 1.6% of the output never computed
+    "a213_tiles_skipped_in_a_periodic_persistent_grid_silu_mul.py": GPU("silu_mul", "harmless", "unreplayable",
+                                                                        "replay", correct=True,
+                                                                        evidence="store only 98% of output 0",
+                                                                        gap="before the fix: 0.884 on seed 2"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

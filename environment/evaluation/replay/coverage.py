@@ -237,9 +237,12 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     (interpolation). A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
     one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
     so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
-    class (class_weights): their tiles are alike but for the masked edges."""
+    class (class_weights): their tiles are alike but for the masked edges. A grid run whole (a small one, or a line
+    grid whose counts are no step: sampled.rest_of_line) weighs every program 1: its counts are exact."""
     axes = [a for a, g in enumerate(grid) if g > 1]
     total = math.prod(grid)
+    if len({pos for pos, _ in programs}) >= total:
+        return [1.0] * len(programs)
     if len(axes) != 1 or len(programs) >= total:
         return class_weights(programs, grid, stored)
     axis, n = axes[0], grid[axes[0]]

@@ -23,7 +23,8 @@ lower bound), and every interior program must store into the same arguments as t
 output coverage (coverage.py) estimates how many distinct elements of each returned output view the
 sampled programs stand for (by the bytes they touch, any element size, each program weighed by the
 programs at its kind of grid position): a program that skips its block covers nothing, so a sampled
-skipper voids the estimate (red team a104-a106, a108, a116, a117).
+skipper voids the estimate (red team a104-a106, a108, a116, a117). A line grid small and cheap enough
+(EXACT_LINE, EXACT_ACCESSES: a persistent kernel's) runs whole: counted exactly, whatever the draw (red team a213).
 """
 from __future__ import annotations
 
@@ -61,6 +62,16 @@ COMPLETE_PROGRAMS = 2048
 # programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
 # store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
 PROBES = 10
+# ... and runs whole when it has at most EXACT_LINE programs (a persistent kernel runs one to a few per SM: 132 on
+# an H100) and the grid would execute at most EXACT_ACCESSES memory instructions (the most one run program executed,
+# times the grid's programs: not the programs left, which depend on the draw). A persistent loop over 2-D tiles (tile t at row t // tiles_n, column t % tiles_n) stores
+# a count periodic in pid (every program whose tiles fall in the partial column stores less), which no interpolation
+# between a few programs gets right on every draw; a grid run whole is counted exactly whatever the draw, and a
+# program skipping tiles anywhere in it is counted as what it stored. silu_mul__persistent_range's 132 programs at
+# 4097 x 3001 execute at most 72 each (9,504); the ~106 the sample leaves take 25 to 45 s on a loaded 2-core host,
+# within the GPU-shape replay's deadline (4 x 30 s). Past either bound the sample and its interpolation stand (docs/honest_styles.md)
+EXACT_LINE = 512
+EXACT_ACCESSES = 12288
 # The most memory instructions one sampled program may execute (a persistent program over a 8192 x 8192 output
 # on 132 programs executes ~1,500; a tiled GEMM's ~130). A program past it is one the interpreter cannot run in
 # the time a replay has, and the GPU-shape price is void with a message naming the model's limit: above all a
@@ -213,6 +224,38 @@ def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
     return (tuple((a + b) // 2 if k == axis else 0 for k in range(3)), "probe")
 
 
+def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:
+    """((x, y, z), "rest") of every program of a line grid not run yet, when the grid has at most EXACT_LINE programs
+    and would execute at most EXACT_ACCESSES memory instructions at `accesses` (the most one run program executed)
+    each; else none. Then the launch is counted whole, exactly: the rest weigh 1 each like every program of
+    a grid run whole (coverage.position_weights) and are no sample (sample_trust ignores them)."""
+    axis, total = _line(grid), math.prod(grid)
+    if axis is None or total > EXACT_LINE or len(run) >= total:
+        return []
+    done = {p for p, _ in run}
+    rest = [(tuple(c if a == axis else 0 for a in range(3)), "rest") for c in range(grid[axis])]
+    rest = [q for q in rest if q[0] not in done]
+    return rest if max(accesses, 1) * total <= EXACT_ACCESSES else []
+
+
+def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bool = True) -> list:
+    """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), then the
+    rest of the grid when it is small and cheap enough (rest_of_line) and `whole` (no earlier launch left programs
+    unrun: the rest would read what they were to store, and the dependency closure runs producers for the sample
+    only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
+    run order; the most memory instructions one executed)."""
+    added: list = []
+    for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
+        probe = next_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
+        if probe is None:
+            break
+        run([probe])
+        added.append(probe)
+    rest = rest_of_line(grid, chosen + added, stored(len(chosen) + len(added))[1]) if whole else []
+    run(rest)
+    return added + rest
+
+
 def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
     counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
@@ -248,12 +291,9 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     closure.close(sink, executor.fn, args, grid, chosen, executor.fn.__name__,
                                   storage_spans([*args_dev, *kwargs.values()]))
                 run(chosen)
-                for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
-                    probe = next_probe(grid, chosen, _stored_per_program(sink.launch, len(chosen)))
-                    if probe is None:
-                        break
-                    run([probe])
-                    chosen = chosen + [probe]
+                chosen = chosen + sample_line(grid, chosen, run, lambda n: (_stored_per_program(sink.launch, n),
+                                                                            sink.launch.program_accesses_max),
+                                              whole=not sink.producers)
                 if sink.launch.atomics():
                     neighbours = split_probes(grid, chosen)
                     run(neighbours)

@@ -14,6 +14,8 @@ from environment.evaluation.replay.recorder import TraceRecorder
 from environment.evaluation.replay.sampled import run_sampled
 from tests.environment.evaluation.modeled.test_sampled import load_module_from_source
 
+pytestmark = pytest.mark.usefixtures("sampled_line_grids")   # the closure of sampled launches (conftest.py)
+
 PIPELINE = '''
 import torch
 import torch.nn as nn

@@ -21,6 +21,8 @@ from tests.environment.evaluation.modeled.test_sampled import load_module_from_s
 
 EMPTY = np.zeros(0, dtype=np.int64)
 
+pytestmark = pytest.mark.usefixtures("sampled_line_grids")   # the sample's estimate (conftest.py)
+
 
 def _launch(programs: list, grid: tuple, blocks: dict, base: int, size: int = 4) -> coverage.SampledStores:
     """A sampled launch whose program k stores `size`-byte items at byte offsets [a, b) of `base`, for each

@@ -97,7 +97,9 @@ def _trace_at(module, x, bias):
     return recorder.finish([out])
 
 
-def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_counts_and_checks_what_it_wrote():
+def _full_and_sampled_gelu(seed: int = 11):
+    """The shipped gelu_bias kernel at 301 x 700 (a line grid of 206 programs) replayed whole and sampled from seed:
+    (full record, its outputs), (sampled record, its replay)."""
     source = (GELU / "solutions" / "correct" / "triton_fused.py").read_text()
     module = load_module(GELU / "solutions" / "correct" / "triton_fused.py")
     rebuilt = rebuild(source)
@@ -106,13 +108,20 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
     x, bias = torch.randn(301, 700), torch.randn(700)
     trace, constants = _trace_at(module, x, bias)
     results = []
-    for seed in (None, 11):
-        counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=None if seed is None else run_sampled)
+    for sample_seed in (None, seed):
+        counter = CostCounter(lifts_are_copies=True, sample_seed=sample_seed,
+                              sampler=None if sample_seed is None else run_sampled)
         replay = Replay(trace, [x, bias], constants, kernels, rebuilt.kernels, counter)
         with torch.no_grad(), counter:
             outputs = replay.run()
-        results.append((counter.launch_records()[-1], replay, outputs))
-    (full, _, full_out), (est, replay, _) = results
+        results.append((counter.launch_records()[-1], replay, outputs, counter))
+    return x, bias, results
+
+
+def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_counts_and_checks_what_it_wrote(
+        sampled_line_grids):   # sampled, not run whole as a line grid this small and cheap is (conftest.py)
+    x, bias, results = _full_and_sampled_gelu()
+    (full, _, full_out, _), (est, replay, _, counter) = results
     # 14 sampled programs and the two ends of the line's interior (programs 1 and 204)
     assert full["programs"] == est["programs"] == 206 and est["sampled_programs"] == 16
     assert est["bytes_unique"] == full["bytes_unique"]          # every program's own sectors, once
@@ -124,6 +133,20 @@ def test_a_sampled_replay_of_the_shipped_kernel_scales_to_the_full_replays_count
     expected = torch.nn.functional.gelu(x + bias).flatten()[index]
     assert torch.allclose(values, expected, atol=1e-5, rtol=1e-5)
     assert torch.allclose(full_out[0], torch.nn.functional.gelu(x + bias), atol=1e-5, rtol=1e-5)
+
+
+def test_a_small_cheap_line_grid_is_run_whole_and_counted_as_the_full_replay_whatever_the_seed():
+    # 206 programs of 3 memory instructions: within EXACT_LINE and EXACT_ACCESSES (sampled.rest_of_line)
+    for seed in (11, 12):
+        x, bias, results = _full_and_sampled_gelu(seed)
+        (full, _, _, _), (est, replay, _, counter) = results
+        assert est["sampled_programs"] == 206 and est["sample_outliers"] == 0
+        assert {k: est[k] for k in ("programs", "bytes_unique", "bytes_sectors", "flops")} == \
+            {k: full[k] for k in ("programs", "bytes_unique", "bytes_sectors", "flops")}
+        index, values = replay.checked_outputs()
+        assert counter.output_coverage == [1.0]
+        assert index.numel() == coverage.MAX_CHECKED < x.numel()   # every element stored: a draw of them compared
+        assert torch.allclose(values, torch.nn.functional.gelu(x + bias).flatten()[index], atol=1e-5, rtol=1e-5)
 
 
 def load_module_from_source(source: str):
