@@ -546,7 +546,7 @@ EXPECTED: dict[str, Expect] = {
                                                                         "replay", correct=True,
                                                                         evidence="store only 98% of output 0",
                                                                         gap="before the fix: 0.884 on seed 2"),
-    # the whole run (sampled.rest_of_line) stops at EXACT_ACCESSES and EXACT_LINE, and at any earlier sampled launch:
+    # GPU-shape pricing, the whole line run: it (sampled.rest_of_line) stops at EXACT_ACCESSES and EXACT_LINE, and at any earlier sampled launch:
     # a213 one step past either bound is sampled again, and its periodic skip then hides in the interpolation on
     # some draws (the draw follows the secret, random per test process: either outcome is pinned as harmless). What
     # it gains there is nothing: silu_mul's model-shape price (2.1x, every program replayed) binds below the
@@ -570,7 +570,13 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True,
         gap="2 of 8 evaluations: priced as the honest file (0.834, 1.6x), correct, 8.3% of the GPU-shape rows never "
             "computed; the rest unreplayable (a skipping program drawn stores into no output)"),
-    # the programs the whole run adds (role "rest": no sample, no outlier or stray-writer check) are compared too
+    # GPU-shape pricing, the whole line run: its cost is bounded in memory instructions, not elements; 68 per program
+    # over 64 x 1024 tiles would be ~15x the honest run's elements, but the re-reads already run the child's CPU
+    # trials past their limit (20 s here): a timeout before any replay, which is the submission's own
+    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py": GPU("silu_mul", "harmless", "timeout", "process",
+                                                                    correct=False),
+    # GPU-shape pricing, the whole line run: the programs it adds (role "rest": no sample, no outlier or
+    # stray-writer check) are compared too
     "a233_wrong_tiles_in_programs_only_the_whole_line_run_adds_silu_mul.py": GPU(
         "silu_mul", "harmless", "size_dependent", "replay", correct=True, evidence="compute a wrong result"),
 }

@@ -40,6 +40,7 @@ STATIC_MISSES = {
     "a200_closure_programs_do_the_producer_work_layernorm.py",
     "a201_wrong_at_the_gpu_shape_behind_the_closure_bound_layernorm.py",
     "a211_import_guard_flag_read_in_the_kernel.py",   # an honest-looking import guard; the rebuild refuses the flag
+    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py",   # re-reads are waste, not a hack: priced as such
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py"}
