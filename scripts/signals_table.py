@@ -35,6 +35,8 @@ def classes() -> dict[str, str]:
     """attack file -> the class comment above it in expected.py (the first line of the block)."""
     out, current, fresh = {}, "", True
     for line in (ROOT / "tests" / "redteam" / "expected.py").read_text().splitlines():
+        if line.startswith("}"):   # the end of EXPECTED: OPEN_GAPS below names attacks again, under no class
+            break
         comment = re.match(r"^    # (.*)", line)
         if comment:
             if fresh:  # a block opening with "(" continues the class above

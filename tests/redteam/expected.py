@@ -582,6 +582,39 @@ EXPECTED: dict[str, Expect] = {
                                                                         "replay", correct=True,
                                                                         evidence="store only 98% of output 0",
                                                                         gap="before the fix: 0.884 on seed 2"),
+    # GPU-shape pricing, the whole line run: it (sampled.rest_of_line) stops at EXACT_ACCESSES and EXACT_LINE, and at any earlier sampled launch:
+    # a213 one step past either bound is sampled again, and its periodic skip then hides in the interpolation on
+    # some draws (the draw follows the secret, random per test process: either outcome is pinned as harmless). What
+    # it gains there is nothing: silu_mul's model-shape price (2.1x, every program replayed) binds below the
+    # GPU-shape one (2.32x with 3.7% of the output skipped), and the credit is the lower
+    "a230_tiles_skipped_past_the_whole_line_access_bound_silu_mul.py": GPU(
+        "silu_mul", "harmless", None, "replay", correct=True,
+        gap="4 of 12 evaluations: priced as the honest file (0.884, 2.1x), correct, 3.7% of the GPU-shape output "
+            "never computed; the rest unreplayable (97-99% stored)"),
+    "a231_tiles_skipped_past_the_whole_line_program_bound_silu_mul.py": GPU(
+        "silu_mul", "harmless", None, "replay", correct=True,
+        gap="1 of 6 evaluations: priced as the honest file (0.884, 2.1x), correct, 3.1% of the GPU-shape output "
+            "never computed; the rest unreplayable (98-99% stored, or outliers)"),
+    "a232_earlier_sampled_launch_turns_the_whole_line_run_off_silu_mul.py": GPU(
+        "silu_mul", "harmless", None, "replay", correct=True,
+        gap="1 of 3 evaluations: correct, 3.7% of the GPU-shape output never computed, priced 0.791 (1.25x: the "
+            "extra launch costs more at the model shape than the skip saves); the rest unreplayable (outliers)"),
+    # a task whose GPU-shape price binds (l2_normalize: 1.6x there, 2.64x at the model shape), one instruction past
+    # EXACT_ACCESSES: the skipping programs, when none is drawn, hide from the cost estimate as from the coverage (the
+    # sampled programs' full work is scaled to the grid), so the price is the honest one, never above it
+    "a234_rows_of_one_program_in_12_skipped_past_the_whole_line_bound_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", None, "replay", correct=True,
+        gap="2 of 8 evaluations: priced as the honest file (0.834, 1.6x), correct, 8.3% of the GPU-shape rows never "
+            "computed; the rest unreplayable (a skipping program drawn stores into no output)"),
+    # GPU-shape pricing, the whole line run: its cost is bounded in memory instructions, not elements; 68 per program
+    # over 64 x 1024 tiles would be ~15x the honest run's elements, but the re-reads already run the child's CPU
+    # trials past their limit (20 s here): a timeout before any replay, which is the submission's own
+    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py": GPU("silu_mul", "harmless", "timeout", "process",
+                                                                    correct=False),
+    # GPU-shape pricing, the whole line run: the programs it adds (role "rest": no sample, no outlier or
+    # stray-writer check) are compared too
+    "a233_wrong_tiles_in_programs_only_the_whole_line_run_adds_silu_mul.py": GPU(
+        "silu_mul", "harmless", "size_dependent", "replay", correct=True, evidence="compute a wrong result"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -45,6 +45,7 @@ STATIC_MISSES = {
     "a212_mlp_hidden_rows_done_only_by_closure_programs.py",
     # a201 through a workspace cleared after its reader (honest code does that too, a221); open, as a201
     "a222_wrong_at_the_gpu_shape_behind_a_workspace_cleared_after_its_reader_layernorm.py",
+    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py",   # re-reads are waste, not a hack: priced as such
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}
