@@ -608,9 +608,10 @@ EXPECTED: dict[str, Expect] = {
             "computed; the rest unreplayable (a skipping program drawn stores into no output)"),
     # GPU-shape pricing, the whole line run: its cost is bounded in memory instructions, not elements; 68 per program
     # over 64 x 1024 tiles would be ~15x the honest run's elements, but the re-reads already run the child's CPU
-    # trials past their limit (20 s here): a timeout before any replay, which is the submission's own
-    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py": GPU("silu_mul", "harmless", "timeout", "process",
-                                                                    correct=False),
+    # trials past their limit (20 s) on a loaded host: a timeout before any replay, which is the submission's own
+    # (0.0); on an idle one (a clean-clone CI run) the trials finish, and the model-shape price (0.068x, under the
+    # reward's floor) ends it before the GPU shape: correct, no speed credit (0.500). Either way below honest work
+    "a235_whole_line_run_past_the_replay_deadline_silu_mul.py": GPU("silu_mul", "harmless", None, "process"),
     # GPU-shape pricing, the whole line run: the programs it adds (role "rest": no sample, no outlier or
     # stray-writer check) are compared too
     "a233_wrong_tiles_in_programs_only_the_whole_line_run_adds_silu_mul.py": GPU(
