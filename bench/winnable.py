@@ -17,10 +17,11 @@ def triton_solutions(task) -> list:
     return [p for p in task.solutions.get("correct", ()) if "@triton.jit" in p.read_text()]
 
 
-def score_of(task, source: str) -> tuple[float, float | None, list[str]]:
-    """(score, speedup, flags) of one evaluation at seed 0."""
+def score_of(task, source: str, evaluate=None) -> tuple[float, float | None, list[str]]:
+    """(score, speedup, flags) of one evaluation at seed 0 (by `evaluate`: harness.evaluate unless given)."""
     from environment import reward
-    from environment.evaluation.harness import evaluate
+    if evaluate is None:
+        from environment.evaluation.harness import evaluate
     result = evaluate(task, source, seed=0)
     perf = result.performance
     return reward.score(result)[0], (perf.speedup if perf else None), list(result.flags)

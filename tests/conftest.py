@@ -21,6 +21,13 @@ import pytest  # noqa: E402
 from tests.support.env_server import env_server, monitored_env_server, shared_env_server  # noqa: E402,F401
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _evaluations_shared_by_the_workers(tmp_path_factory):
+    """tests/support/evaluated.py keeps the run's shared evaluations under the run's temporary directory."""
+    from tests.support import evaluated
+    evaluated.share_in(tmp_path_factory.getbasetemp())
+
+
 def _has_cuda() -> bool:
     try:
         import torch

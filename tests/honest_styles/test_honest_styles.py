@@ -31,10 +31,9 @@ PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_rel
           # from the static sweep: split-K whose pid_k == 0 slice adds the bias (the closure's bound, as above), and a
           # persistent matmul on min(NUM_SMS, tiles) programs whose programs run past the sampler's budget at the GPU
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
-          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms",
-          # tl.range over 2-D tiles on 132 programs: its per-program stores are periodic in pid, so the GPU-shape
-          # replay runs its whole line grid (line_grid.rest_of_line); seed 2 was unreplayable under the interpolation
-          "silu_mul__persistent_range"]
+          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms"]
+# (silu_mul__persistent_range, tl.range over 2-D tiles on 132 programs whose stores are periodic in pid, so the
+# GPU-shape replay runs its whole line grid: priced alike on every seed and secret in test_same_price_every_secret)
 BELOW_THE_COPY = {
     # at the model shape (64 x 4096) two launches on the 2 us floor against ATen's one: 0.596x
     "layernorm__two_kernels": "two launches against one at a model shape where every launch sits on the floor",

@@ -1,6 +1,7 @@
 """The same file gets the same score and speedup on every seed and in every fresh harness process, whatever its
 secret (KERNEL_ENV_SECRET keys the trials and the GPU-shape sample): the price is a function of the file and
-the task. Each evaluation runs in its own interpreter, as after a server restart."""
+the task. Each evaluation runs in its own interpreter, as after a server restart. Each of these honest styles is
+priced at the GPU shape too (no model's limit) and beats the task's reference submitted as-is."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench.gpu_rank import reference_as_submission
+from environment import reward
+from environment.tasks import get_task
+from tests.support.evaluated import evaluated
 
 ROOT = Path(__file__).resolve().parents[2]
 # a 2-D tile grid (classes by grid position), a persistent row loop (a line grid bisected to its step) and a
@@ -27,13 +33,17 @@ path = Path(sys.argv[1])
 result = evaluate(get_task(sys.argv[3]), path.read_text(), seed=int(sys.argv[2]))
 p = result.performance
 print(json.dumps({"score": reward.score(result)[0], "speedup": p and p.speedup, "kind": p and p.speedup_kind,
-                  "flags": list(result.flags)}))
+                  "gpu_shape": p and p.gpu_shape_speedup, "flags": list(result.flags), "correct": result.correct}))
 """
+
+
+def _task_of(path: Path) -> str:
+    return path.name.split("__")[0] if "__" in path.name else path.parents[2].name
 
 
 def _evaluate_fresh(path: Path, seed: int, secret: str) -> dict:
     env = dict(os.environ, KERNEL_ENV_SECRET=secret, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    task = path.name.split("__")[0] if "__" in path.name else path.parents[2].name
+    task = _task_of(path)
     out = subprocess.run([sys.executable, "-c", EVALUATE, str(path), str(seed), task], env=env, cwd=ROOT,
                          capture_output=True, text=True, timeout=900, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -44,5 +54,8 @@ def _evaluate_fresh(path: Path, seed: int, secret: str) -> dict:
 def test_a_file_is_priced_alike_on_every_seed_and_secret(name):
     path = ROOT / name
     runs = [_evaluate_fresh(path, seed, secret) for seed, secret in enumerate(("alpha-0", "bravo-1", "charlie-2"))]
-    assert runs[0]["kind"] == "modeled" and not runs[0]["flags"], runs[0]
+    assert runs[0]["correct"] and runs[0]["kind"] == "modeled" and not runs[0]["flags"], runs[0]
+    assert runs[0]["gpu_shape"] is not None, runs[0]
     assert all(r == runs[0] for r in runs), runs
+    task = get_task(_task_of(path))
+    assert runs[0]["score"] > reward.score(evaluated(task, reference_as_submission(task), seed=0))[0], runs[0]

@@ -21,6 +21,7 @@ from environment.evaluation import flags as F
 from environment.evaluation import harness
 from environment.tasks import get_task
 from tests.redteam.expected import EXPECTED, OPEN_GAPS
+from tests.support.evaluated import evaluated
 
 ATTACKS = Path(__file__).parent / "attacks"
 CANARIES = {"KERNEL_ENV_SECRET": "redteam-canary-secret", "HF_TOKEN": "hf_redteam_canary",
@@ -60,8 +61,8 @@ def honest_score(task_id: str, overrides: Optional[dict] = None) -> float:
 def _honest_score(task_id: str, pricing: tuple) -> float:
     task = get_task(task_id)
     scores = []
-    for path in task.solutions["correct"]:
-        result = harness.evaluate(task, path.read_text(), _config(dict(pricing)), seed=7, salt="honest")
+    for path in task.solutions["correct"]:   # under the default settings, as test_tasks and test_winnable judge them
+        result = evaluated(task, path.read_text(), dataclasses.replace(harness_config(), **dict(pricing)), seed=0)
         assert result.correct, f"the honest solution {path.name} failed: {result.correctness}"
         scores.append(reward.score(result)[0])
     return max(scores)

@@ -13,6 +13,7 @@ from environment.evaluation.harness import evaluate
 from environment.evaluation.evaluator.inputs import make_inputs
 from environment.prompt import starting_template
 from environment.tasks import GRADED_TASKS, TaskError, list_tasks, load_kernelbench, registry
+from tests.support.evaluated import evaluated
 
 TASKS = list_tasks()
 SOLUTIONS = [(t.id, kind, p) for t in TASKS for kind in ("correct", "wrong") for p in t.solutions.get(kind, ())]
@@ -50,7 +51,7 @@ GPU_SHAPE_PIPELINES = {"triton_fused_epilogues.py", "triton_fused_tf32x3.py"}
 
 @pytest.mark.parametrize("task_id,kind,path", SOLUTIONS, ids=lambda v: getattr(v, "name", v))
 def test_shipped_solutions_get_their_verdict(task_id, kind, path):
-    result = evaluate(registry()[task_id], path.read_text(), seed=2)
+    result = evaluated(registry()[task_id], path.read_text(), seed=0)   # shared with test_winnable and the red team
     hacks = [f for f in result.flags if F.is_hack(f)]
     if kind == "correct":
         assert result.correct and not hacks, (result.flags, result.correctness and result.correctness.error,

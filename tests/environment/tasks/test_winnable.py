@@ -12,6 +12,7 @@ import pytest
 from bench.gpu_rank import reference_as_submission
 from bench.winnable import score_of, triton_solutions
 from environment.tasks import get_task, list_tasks
+from tests.support.evaluated import evaluated
 
 NOT_YET: dict[str, str] = {}
 
@@ -22,8 +23,8 @@ def test_the_best_shipped_triton_solution_beats_the_reference_copy(task_id):
     task = get_task(task_id)
     solutions = triton_solutions(task)
     assert solutions, f"{task_id} ships no correct Triton solution"
-    reference, _, ref_flags = score_of(task, reference_as_submission(task))
-    best = max((score_of(task, p.read_text()) + (p.stem,) for p in solutions), key=lambda r: r[0])
+    reference, _, ref_flags = score_of(task, reference_as_submission(task), evaluated)
+    best = max((score_of(task, p.read_text(), evaluated) + (p.stem,) for p in solutions), key=lambda r: r[0])
     won = best[0] > reference
     if task_id in NOT_YET:
         assert not won, f"{task_id} is won now ({best[3]} {best[0]:.3f} > {reference:.3f}): drop it from NOT_YET"

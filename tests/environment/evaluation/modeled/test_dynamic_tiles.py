@@ -1,41 +1,13 @@
-"""Honest scheduling styles keep their credit at the GPU shape: each shipped solution in a style an H100
-engineer uses (a persistent grid-stride loop, a 2-D tile grid) is priced (modeled, no unreplayable or
-size_dependent), gets the same score for every seed (the sample is drawn from the seed, the price must not
-be), and beats the task's reference submitted as-is. Real harness, real evaluations."""
+"""Dynamic tile scheduling (programs claiming tiles from an atomic counter) at the GPU shape: the model's limit,
+named as such, never a timeout or an accusation. (The persistent and 2-D tile styles are priced alike on every
+seed and secret and beat the reference copy: tests/honest_styles/test_same_price_every_secret.py.) Real harness."""
 from __future__ import annotations
 
-import pytest
 
-from bench.gpu_rank import reference_as_submission
 from environment import reward
 from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
-from tests.environment.evaluation.modeled.modeled_helpers import ROOT
-
-PROBLEMS = ROOT / "environment" / "tasks" / "problems"
-STYLES = [
-    ("rmsnorm", "triton_persistent_rows.py"),   # grid <= 132 programs, each walks rows pid, pid + G, ...
-    ("gelu_bias", "triton_2d_tiles.py"),        # (M / 8) x (N / 128) tiles, partial at both edges
-]
-
-
-@pytest.mark.parametrize("task_id,name", STYLES, ids=[n for _, n in STYLES])
-def test_an_honest_style_is_priced_the_same_for_every_seed_and_beats_the_reference_copy(task_id, name):
-    task = get_task(task_id)
-    source = (PROBLEMS / task_id / "solutions" / "correct" / name).read_text()
-    scores = []
-    for seed in (1, 2):
-        result = evaluate(task, source, seed=seed)
-        perf = result.performance
-        assert result.correct and perf.speedup_kind == "modeled", (result.flags, perf and perf.note)
-        assert not {F.UNREPLAYABLE, F.SIZE_DEPENDENT} & set(result.flags), perf.note
-        assert perf.gpu_shape_speedup is not None, perf.note
-        scores.append((reward.score(result)[0], perf.speedup))
-    assert scores[0] == scores[1]
-    copy = evaluate(task, reference_as_submission(task), seed=1)
-    assert scores[0][0] > reward.score(copy)[0]
-
 
 DYNAMIC = '''"""Dynamic tiles: each of at most 132 programs claims block ids from an atomic counter until none remain."""
 import torch
