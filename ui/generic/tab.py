@@ -104,16 +104,20 @@ class GenericTab:
             self.reset_btn = gr.Button("Reset (new episode)", elem_id="gen-reset")
         self.tool = gr.Dropdown(label="Tool", choices=[], visible=False, elem_id="gen-tool")
 
-        @gr.render(inputs=[self.spec])
+        # Rendered on the spec's change only (not also on page load, gr.render's default): a load-time
+        # render racing the reload's spec would render the form twice. The keys keep what the player
+        # typed if the same form is rendered again.
+        @gr.render(inputs=[self.spec], triggers=[self.spec.change])
         def form(spec: Optional[dict]):
             if not spec:
                 return
             forms = spec["forms"]
             name = spec["tool"] if spec.get("tool") in forms else next(iter(forms))
             specs = [FormField(**{**f, "path": tuple(f["path"]), "choices": tuple(f["choices"])}) for f in forms[name]]
-            inputs = [self._component(f) for f in specs]
+            key = (spec["url"], name)
+            inputs = [self._component(f, key) for f in specs]
             step_btn = gr.Button(f"Step ({name})" if name != "step" else "Step", variant="primary",
-                                 elem_id="gen-step")
+                                 elem_id="gen-step", key=(*key, "step"))
 
             def on_step(browser_id, *values):
                 return self._human_step(browser_id, name, specs, list(values))
@@ -148,28 +152,28 @@ class GenericTab:
 
     # ---- components and handlers ------------------------------------------------------------
     @staticmethod
-    def _component(f: FormField):
+    def _component(f: FormField, form_key: tuple[str, str]):
         elem_id = "gen-f-" + "-".join(f.path)
         label = f.label + ("" if f.required else " (optional)")
         value = initial(f)
+        common = {"elem_id": elem_id, "key": (*form_key, elem_id), "interactive": True}
         info = f.description[:200] or None
         if f.kind == "code":
             return gr.Code(value=value or "", language="python" if f.path[-1] == "code" else None, label=label,
-                           elem_id=elem_id, interactive=True, lines=12)
+                           lines=12, **common)
         if f.kind == "json":
-            return gr.Code(value=value, language="json", label=label + " (JSON)", elem_id=elem_id, interactive=True)
+            return gr.Code(value=value, language="json", label=label + " (JSON)", **common)
         if f.kind == "list":
-            return gr.Textbox(value=value, label=label + " (one per line)", lines=3, elem_id=elem_id, info=info,
-                              interactive=True)
+            return gr.Textbox(value=value, label=label + " (one per line)", lines=3, info=info, **common)
         if f.kind == "boolean":
-            return gr.Checkbox(value=value, label=label, elem_id=elem_id, info=info, interactive=True)
+            return gr.Checkbox(value=value, label=label, info=info, **common)
         if f.kind == "enum":
             return gr.Dropdown([str(c) for c in f.choices], value=None if value is None else str(value), label=label,
-                               elem_id=elem_id, info=info, interactive=True)
+                               info=info, **common)
         if f.kind in ("integer", "number"):
-            return gr.Number(value=value, label=label, precision=0 if f.kind == "integer" else None, elem_id=elem_id,
-                             info=info, interactive=True)
-        return gr.Textbox(value=value, label=label, elem_id=elem_id, info=info, interactive=True)
+            return gr.Number(value=value, label=label, precision=0 if f.kind == "integer" else None, info=info,
+                             **common)
+        return gr.Textbox(value=value, label=label, info=info, **common)
 
     def _view(self, browser_id: Optional[str], live: Optional[Live], message: str, kind: str = "ok") -> dict:
         ep = live.episode if live else None

@@ -63,6 +63,16 @@ def model_plays(pg, steps: int) -> OpenAIStub:
     return stub
 
 
+def step_shown(pg, n: int) -> None:
+    """Wait for step ``n`` in the episode view; on a timeout, say what the status line and the form showed."""
+    try:
+        pg.wait_for_selector(f"#gen-episode [data-step='{n}']", timeout=STEP_MS)
+    except Exception as e:
+        form = {el.get_attribute("id"): el.locator("input, textarea").first.input_value()
+                for el in pg.locator("[id^='gen-f-']").all() if el.locator("input, textarea").count()}
+        raise AssertionError(f"no step {n}; status: {pg.inner_text('#gen-status')!r}; form: {form}") from e
+
+
 def steps_shown(pg) -> int:
     return int(pg.get_attribute("#gen-summary-body", "data-steps"))
 
@@ -72,7 +82,7 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
     assert "at `" not in pg.inner_text("#gen-info") and template_env in pg.inner_text("#gen-info")
     type_value(pg, "gen-f-message", "hello <b>browser</b>")
     pg.click("#gen-step")
-    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    step_shown(pg, 1)
     assert pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward") == "1.0"  # 19 chars, capped
     assert "hello <b>browser</b>" in pg.inner_text("#gen-episode [data-step='1'] [data-field='echoed_message']")
     assert pg.locator("#gen-episode b:text('browser')").count() == 0  # the echo is text, never markup
@@ -85,7 +95,7 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
     assert steps_shown(pg) == 1 and pg.get_attribute("#gen-summary-body", "data-episode") == first_episode
     type_value(pg, "gen-f-message", "again")
     pg.click("#gen-step")
-    pg.wait_for_selector("#gen-episode [data-step='2']", timeout=STEP_MS)
+    step_shown(pg, 2)
 
     stub = model_plays(pg, 2)
     assert stub.requests and stub.requests[-1]["body"]["tools"][0]["function"]["name"] == "step"
@@ -145,11 +155,11 @@ def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(bro
     assert DIPG_QUESTION in pg.inner_text("#gen-episode [data-step='0'] [data-field='question']")
     type_value(pg, "gen-f-llm_response", "Two patients responded.")
     pg.click("#gen-step")
-    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    step_shown(pg, 1)
     reward = float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward"))
     pg.reload()
     wait_text(pg, "gen-status", "Connected")
-    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    step_shown(pg, 1)
     assert float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward")) == reward
     shot(pg, "generic-pypi-env")
     stub = model_plays(pg, 1)
@@ -168,13 +178,13 @@ def test_mcp_environment_gets_a_form_per_tool(browser, server, mcp_env):  # noqa
     assert "`add`" not in pg.inner_text("#gen-info") and "add, shout" in pg.inner_text("#gen-info")
     type_value(pg, "gen-f-n", "5")
     pg.click("#gen-step")
-    pg.wait_for_selector("#gen-episode [data-step='1']", timeout=STEP_MS)
+    step_shown(pg, 1)
     choose(pg, "gen-tool", "shout")
     pg.wait_for_selector("#gen-f-text", timeout=STEP_MS)
     type_value(pg, "gen-f-text", "hey")
     type_value(pg, "gen-f-times", "3")
     pg.click("#gen-step")
-    pg.wait_for_selector("#gen-episode [data-step='2']", timeout=STEP_MS)
+    step_shown(pg, 2)
     assert "HEY HEY HEY" in pg.inner_text("#gen-episode [data-step='2']")
     assert "shout" in pg.inner_text("#gen-episode [data-step='2'] .gen-step-head")
     shot(pg, "generic-mcp-tools")
