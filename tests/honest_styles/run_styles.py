@@ -19,4 +19,5 @@ for seed in seeds:
     p = r.performance
     print(f"{path.stem} seed={seed} correct={r.correct} score={reward.score(r)[0]:.3f} "
           f"speedup={p and p.speedup} kind={p and p.speedup_kind} flags={list(r.flags)} t={time.time()-t0:.0f}s\n"
-          f"   note={p and p.note}\n   error={getattr(r, 'error', None)!s:.600}", flush=True)
+          f"   note={p and p.note}\n   error={(r.load and r.load.error) or (r.correctness and r.correctness.error)!s:.600}",
+          flush=True)

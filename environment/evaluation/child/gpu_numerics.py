@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -93,7 +94,19 @@ def dot_products(a: np.ndarray, b: np.ndarray, precision: str) -> list[tuple[np.
         a_small = tf32_truncate(np.asarray(a, np.float32) - a_big)
         b_small = tf32_truncate(np.asarray(b, np.float32) - b_big)
         return [(a_small, b_big), (a_big, b_small), (a_big, b_big)]
+    if mode in ("BF16X3", "BF16X6"):   # fp32 split into three bf16 terms (hi + mid + lo), summed in fp32
+        (a_hi, a_mid, a_lo), (b_hi, b_mid, b_lo) = _bf16_terms(a), _bf16_terms(b)
+        small = [(a_lo, b_hi), (a_hi, b_lo), (a_mid, b_mid)] if mode == "BF16X6" else []
+        return small + [(a_mid, b_hi), (a_hi, b_mid), (a_hi, b_hi)]
     return [(a, b)]
+
+
+def _bf16_terms(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """fp32 x as hi + mid + lo, each exactly a bf16 value (round to nearest even at each step), as fp32."""
+    x = np.asarray(x, np.float32)
+    hi = bf16_to_fp32(fp32_to_bf16(x))
+    mid = bf16_to_fp32(fp32_to_bf16(x - hi))
+    return hi, mid, bf16_to_fp32(fp32_to_bf16(x - hi - mid))
 
 
 @dataclass
@@ -203,6 +216,10 @@ def install() -> None:
     tree_combine.install(interp)  # custom-combine reductions and scans run on slices, not per element (speed only)
     builder_cls = interp.InterpreterBuilder
     create_dot = builder_cls.create_dot
+    # sm_90 also admits bf16x3 and bf16x6 (triton/backends/nvidia/compiler.py); the interpreter's one builder does not
+    options = interp.interpreter_builder.options
+    interp.interpreter_builder.options = dataclasses.replace(options, allowed_dot_input_precisions=tuple(
+        dict.fromkeys((*options.allowed_dot_input_precisions, "bf16x3", "bf16x6"))))
 
     @functools.wraps(create_dot)
     def rounded_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
@@ -222,7 +239,7 @@ def install() -> None:
         pairs = dot_products(a.data, b.data, mode)
         *corrections, (a_main, b_main) = pairs
         acc = d
-        if corrections:  # tf32x3: the small products first, then the big one through the original dot
+        if corrections:  # tf32x3, bf16x3/x6: the small products first, then the big one through the original dot
             extra = sum(np.matmul(x, y, dtype=np.float32) for x, y in corrections)
             acc = interp.TensorHandle((d.data + extra).astype(d.data.dtype), d.dtype.scalar)
         return create_dot(self, interp.TensorHandle(a_main, a.dtype.scalar), interp.TensorHandle(b_main, b.dtype.scalar),

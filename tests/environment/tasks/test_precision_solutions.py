@@ -41,3 +41,23 @@ def test_a_bf16x3_split_is_judged_on_its_precision():
     assert c.mismatch.mismatched < 0.01 * c.mismatch.total  # a few elements where ~16 bits fall short
     # (no bound on the mean error: on an extreme trial the few elements off can be off by ~100, a mean of ~0.2)
     assert 0.10 < total < 0.50
+
+
+@pytest.mark.parametrize("precision,correct", [("bf16x6", True), ("bf16x3", False)])
+def test_sm90s_bf16_splits_run_in_the_interpreter_and_are_charged_as_bf16_passes(precision, correct):
+    # the interpreter admits only tf32, tf32x3 and ieee; sm_90 Triton also bf16x3 and bf16x6 (three or six bf16
+    # tensor-core products of fp32 split into bf16 terms). bf16x6 is about fp32-accurate: correct, priced at six bf16
+    # passes; bf16x3 (~16 bits) misses the tolerance on the wide-input trial, a wrong answer, as on the GPU
+    source = (TASK.reference_path.parent / "solutions" / "correct" / "triton_tf32x3.py").read_text()
+    assert source.count('acc, input_precision="tf32x3")') == 1
+    result = evaluate(TASK, source.replace('acc, input_precision="tf32x3")', f'acc, input_precision="{precision}")'),
+                      seed=0)
+    assert result.outcome == "ok" and not result.hacked, result.harness_error
+    assert result.correct is correct, result.correctness.error
+    assert "input_precision must be one of" not in (result.correctness.error or "")
+    if correct:
+        dots = {k for launch in result.performance.modeled_candidate.launches for k in launch.flops
+                if k.startswith("dot")}
+        assert dots == {"dot_bf16"} and result.performance.speedup is not None
+    else:
+        assert result.correctness.mismatch.mismatched < 0.01 * result.correctness.mismatch.total
