@@ -395,6 +395,6 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun, sms: in
         return None, invalid
     written = sum(r.get("bytes_written", r["bytes_unique"]) for r in report.get("launches", []))
     output_bytes = sum(_numel(dims) * getattr(torch, dtype).itemsize for dims, dtype in gpu.kept)
-    if written < output_bytes:
+    if written < output_bytes * (1.0 - COVERAGE_SLACK):   # estimated from the sample, as coverage is: its rounding
         return None, "the launches write fewer bytes than the outputs hold"
     return None, ""
