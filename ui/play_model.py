@@ -20,9 +20,8 @@ TOUR = (("correct/", "a correct kernel"), ("wrong/", "a wrong one"), ("attack/",
 PREFS_KEY = "kernel-playground-model-settings"  # localStorage: model id, base URL, sampling (not a secret)
 
 
-def remember_settings(model: Any, base_url: Any, temperature: Any, max_tokens: Any) -> dict:
-    """What the browser keeps of the Model player (never the token)."""
-    return {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
+# What the browser keeps of the Model player (never the token), made in the page from the four settings
+REMEMBER_SETTINGS_JS = "(model, base_url, temperature, max_tokens) => ({model, base_url, temperature, max_tokens})"
 
 
 class ModelPlay:

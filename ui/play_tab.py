@@ -18,7 +18,7 @@ from ui.markup import status_html
 from ui.verdict import verdict_of
 from ui.common import (CONCURRENCY, SESSIONS, EpisodeView, checked_seed, checked_task, default_example, example_choices,
                        example_code, guarded, step_of, task_choices)
-from ui.play_model import PREFS_KEY, ModelPlay, remember_settings
+from ui.play_model import PREFS_KEY, REMEMBER_SETTINGS_JS, ModelPlay
 from ui.players import DEFAULT_MODELS, ROUTER_URL, human_turn
 from ui.session import busy
 
@@ -299,8 +299,9 @@ class PlayTab(ModelPlay):
         self.task.input(on_task_change, [self.task, self.editor, self.task_shown], everything, api_name="choose_task",
                         show_progress_on=[status])
         settings_in = [self.model, self.base_url, self.temperature, self.max_tokens]
-        for box in settings_in:  # kept in the browser (localStorage): a reload keeps them
-            box.change(remember_settings, settings_in, [self.prefs], queue=False, show_progress="hidden")
+        for box in settings_in:  # kept in the browser (localStorage): a reload keeps them. Made in the page (js, no
+            # server round trip), so quick successive changes are kept in the order they were made
+            box.change(None, settings_in, [self.prefs], js=REMEMBER_SETTINGS_JS, show_progress="hidden")
         self.load_btn.click(on_load_example, [self.task, self.example], everything, api_name="load_example",
                             show_progress_on=[status])
         self.demo_btn.click(on_demo, [self.task], everything, show_progress_on=[status]).then(

@@ -60,8 +60,8 @@ def test_the_task_changes_only_when_its_value_does_and_edited_code_is_kept_per_t
 
 
 def stored_setting(pg, elem_id: str, value: str) -> None:
-    """Type a model setting and wait until the browser's storage holds it: each change is saved by its own request,
-    and typing the next one before the last is stored could let an older save land last."""
+    """Type a model setting and wait until the browser's storage holds it (the page stores each change itself, in
+    order; a reload right after the last keystroke could come before its save)."""
     before = pg.evaluate("key => localStorage.getItem(key)", PREFS_KEY)
     type_value(pg, elem_id, value)
     pg.wait_for_function("([key, before]) => localStorage.getItem(key) !== before", arg=[PREFS_KEY, before],
