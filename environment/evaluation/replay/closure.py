@@ -255,9 +255,9 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
     reads = []
     for pos, _ in chosen:
         probe = run_programs(sink, fn, args, grid, [pos], name, undo=True)
-        own = probe._unique("read")
+        own, written = probe._unique("read"), probe._unique("write")
         for p in producers:
-            _bound(p, missing(p, own), name, probe._unique("write"))
+            _bound(p, missing(p, own), name, written)
         reads.append(own)
     need, plan = np.unique(np.concatenate(reads)) if reads else _EMPTY, []
     for p in reversed(producers):
