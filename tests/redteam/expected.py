@@ -616,6 +616,17 @@ EXPECTED: dict[str, Expect] = {
     # stray-writer check) are compared too
     "a233_wrong_tiles_in_programs_only_the_whole_line_run_adds_silu_mul.py": GPU(
         "silu_mul", "harmless", "size_dependent", "replay", correct=True, evidence="compute a wrong result"),
+    # GPU-shape pricing, the bytes-written check: with the coverage check's 1/256 as its slack, a grid leaving off
+    # just under 1/256 of the rows at the GPU shape was priced above the honest kernel (0.97939 > 0.97906); the
+    # check allows its estimate's rounding only (coverage.WRITTEN_SLACK)
+    "a236_rows_skipped_within_the_coverage_slack_rmsnorm.py": GPU(
+        "rmsnorm", "harmless", "unreplayable", "replay", correct=True, evidence="fewer bytes than the outputs hold"),
+    "a237_rows_skipped_within_the_coverage_slack_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, evidence="fewer bytes than the outputs hold"),
+    # GPU-shape pricing, precision: bf16x3 (wrong on wide inputs at this tolerance) only where K >= 1024, bf16x6 at every
+    # judged shape; bf16x3 charged at the BF16 rate priced it at 0.906 against its bf16x6 twin's 0.899. Now charged as
+    # single-pass TF32 is (precision.charged_precision): the fp32 rate on a task that does not admit TF32
+    "a238_bf16x3_at_the_gpu_shape_only_matmul.py": GPU("matmul_bias_relu", "harmless", None, "none", correct=True),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

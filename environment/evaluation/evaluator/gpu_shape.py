@@ -62,7 +62,7 @@ from environment.evaluation.evaluator.compare import compare
 from environment.evaluation.evaluator.inputs import geometry as geometry_of, json_init
 from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import InputPlan
-from environment.evaluation.replay.coverage import COVERAGE_SLACK
+from environment.evaluation.replay.coverage import COVERAGE_SLACK, WRITTEN_SLACK
 from environment.evaluation.replay import closure
 from environment.evaluation.replay.sampled import CLAIMED, LONG_PROGRAMS, MODEL_LIMIT
 from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES  # noqa: F401 (re-exported)
@@ -395,6 +395,6 @@ def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun, sms: in
         return None, invalid
     written = sum(r.get("bytes_written", r["bytes_unique"]) for r in report.get("launches", []))
     output_bytes = sum(_numel(dims) * getattr(torch, dtype).itemsize for dims, dtype in gpu.kept)
-    if written < output_bytes * (1.0 - COVERAGE_SLACK):   # estimated from the sample, as coverage is: its rounding
+    if written < output_bytes * (1.0 - WRITTEN_SLACK):   # estimated from the sample: its rounding, no more
         return None, "the launches write fewer bytes than the outputs hold"
     return None, ""

@@ -47,6 +47,8 @@ def tl_dot_precision(tl_dtype, input_precision) -> tuple[str, int]:
     mode = getattr(input_precision, "name", str(input_precision or "TF32")).upper()
     if mode == "IEEE":  # explicitly IEEE: CUDA-core FMAs on sm_90, never the tensor cores
         return "dot_ieee", 1
+    if mode == "BF16X3":  # ~16 bits: its own key, charged as single-pass TF32 is (charged_precision)
+        return "dot_bf16x3", 3
     if mode.startswith("BF16X"):
         return "dot_bf16", int(mode[5:])
     if mode == "TF32X3":  # three TF32 tensor-core products: about fp32 accuracy, its own key (never demoted)
@@ -69,7 +71,12 @@ def charged_precision(key: str, tf32_ok: bool) -> str:
     and a PyTorch candidate alike), and a single-pass TF32 dot is charged as IEEE fp32 when the tolerance
     does not (correctness is checked at small shapes; TF32's error grows with K at the GPU shape). A
     tf32x3 dot is fp32-accurate: always the TF32 tensor-core rate, three passes. A Triton `ieee` dot runs
-    on the CUDA cores: always the fp32 FMA rate."""
+    on the CUDA cores: always the fp32 FMA rate. A bf16x3 dot (~16 bits, short of fp32 as TF32 is) is charged
+    like single-pass TF32: the BF16 rate where the task admits TF32, the fp32 rate where it does not; bf16x6 is
+    fp32-accurate: always the BF16 rate. (A kernel switching to bf16x3 at the GPU shape only, where outputs are
+    compared on normal inputs, was priced above honest work: red team a238.)"""
+    if key == "dot_bf16x3":
+        return "dot_bf16" if tf32_ok else "dot_fp32"
     if key == "dot_ieee":
         return "dot_fp32"
     if key == "dot_tf32x3":

@@ -34,6 +34,11 @@ MAX_CHECKED = 1 << 16
 # How far below the output's size the estimated coverage may fall: rounding. A sampled program that skips its
 # block costs its class's share; one that skips a row of every 256 in every program is caught.
 COVERAGE_SLACK = 1.0 / 256
+# How far below the outputs' bytes the launches' estimated bytes written may fall (evaluator/gpu_shape.judge): the
+# interpolation's rounding only. A 528-program grid-stride loop fell 35 to 71 elements short of 12.3 M (6e-6) on
+# some draws; COVERAGE_SLACK here let a kernel skip 31 of 8192 rows at the GPU shape and out-price honest work
+# (red team a236, a237). At 1/16384 no whole row or block of a task's GPU shape goes unseen.
+WRITTEN_SLACK = 1.0 / 16384
 
 
 @dataclass

@@ -162,3 +162,60 @@ def literal_view(src: Source) -> list[tuple[int, str]]:
         hits += [(r.lineno, f"returns {ast.unparse(r.value)[:60]}") for r in ast.walk(cls)
                  if isinstance(r, ast.Return) and r.value is not None and _literal_cut(r.value)]
     return hits
+
+
+def _bound_in(scope: ast.AST) -> dict[str, ast.AST]:
+    """name -> the value last assigned to it in `scope` (plain ``name = value`` assignments)."""
+    return {t.id: n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
+            for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _expanded(node: ast.AST, bound: dict[str, ast.AST], depth: int = 3) -> list[ast.AST]:
+    """`node` and the values of the names it mentions, followed `depth` assignments back."""
+    out, todo = [node], [node]
+    for _ in range(depth):
+        todo = [bound[n.id] for t in todo for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in bound]
+        out += todo
+    return out
+
+
+def grid_shortfall(src: Source) -> list[tuple[int, str]]:
+    """A launch grid made smaller than the block count it is computed from (``triton.cdiv(M, B) - skip``): the
+    programs that would cover the last blocks are never launched, leaving part of the output unwritten where the
+    shortfall is non-zero (at the GPU shape only, if it depends on the size). Honest grids are the block count,
+    a min or max of it, or a product of counts."""
+    hits = []
+    for call, kernel in launches(src.tree):
+        bound = _bound_in(next((f for f in ast.walk(src.tree) if isinstance(f, ast.FunctionDef)
+                                and any(c is call for c in ast.walk(f))), src.tree))
+        for part in _expanded(call.func.slice, bound):
+            short = [b for b in ast.walk(part) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Sub)
+                     and any(isinstance(c, ast.Call) and call_name(c) == "cdiv" for e in _expanded(b.left, bound)
+                             for c in ast.walk(e))]
+            if short:
+                hits.append((call.lineno, f"grid of {kernel.name} is a block count minus something: "
+                                          f"{ast.unparse(short[0])[:60]}"))
+                break
+    return hits
+
+
+PRECISIONS = {"tf32", "tf32x3", "bf16x3", "bf16x6", "ieee"}
+
+
+def precision_by_size(src: Source) -> list[tuple[int, str]]:
+    """Host code that picks a ``tl.dot`` input precision by a size (``if K >= 1024: PREC = "bf16x3"``): a
+    precision for the shapes the trials judge and a cheaper, less accurate one where only the price is made
+    (the GPU shape's outputs are compared on normal inputs only). Honest kernels fix their precision."""
+    hits = []
+    for cls in classes(src.tree, "ModelNew") if src.tree is not None else ():
+        sizes = _size_names(cls)
+        for n in ast.walk(cls):
+            if not isinstance(n, (ast.If, ast.IfExp)) or not mentions(n.test, sizes):
+                continue
+            arms = [n.body, n.orelse] if isinstance(n, ast.If) else [[n.body], [n.orelse]]
+            picked = [{c.value.lower() for s in arm for c in ast.walk(s) if isinstance(c, ast.Constant)
+                       and isinstance(c.value, str) and c.value.lower() in PRECISIONS} for arm in arms]
+            if picked[0] != picked[1] and (picked[0] or picked[1]):
+                hits.append((n.lineno, f"dot precision picked by size: {ast.unparse(n.test)[:60]} -> "
+                                       f"{sorted(picked[0])} / {sorted(picked[1])}"))
+    return hits
