@@ -55,11 +55,18 @@ def model_plays(pg, steps: int) -> OpenAIStub:
         pg.click("#gen-reset")
         wait_text(pg, "gen-status", "Episode started")
         pg.get_by_text("Model player (any OpenAI-compatible API").click()
-        type_value(pg, "gen-base-url", stub.base_url)
-        type_value(pg, "gen-model", "policy/tool-call")
-        type_value(pg, "gen-model-steps", str(steps))
+        for elem_id, value in (("gen-base-url", stub.base_url), ("gen-model", "policy/tool-call"),
+                               ("gen-model-steps", str(steps))):
+            type_value(pg, elem_id, value)
+            pg.wait_for_function(  # committed before Play reads it
+                "([id, v]) => (document.querySelector(`#${id} input, #${id} textarea`) || {}).value === v",
+                arg=[elem_id, value], timeout=STEP_MS)
         pg.click("#gen-model-play")
-        wait_text(pg, "gen-status", f"Model step {steps}")
+        try:
+            wait_text(pg, "gen-status", f"Model step {steps}")
+        except Exception as e:
+            raise AssertionError(f"no model step {steps}; status: {pg.inner_text('#gen-status')!r}; "
+                                 f"{len(stub.requests)} request(s) reached the stub") from e
     return stub
 
 
