@@ -53,7 +53,9 @@ def build_playground(web_manager: Any = None, action_fields: Any = None, metadat
                 replay_tab.build()
             with gr.Tab("Export", id="export", elem_id="tab-export"):
                 export_tab.build()
-            with gr.Tab("Any env", id="generic", elem_id="tab-generic"):  # any OpenEnv server (ui/generic)
+            # any OpenEnv server (ui/generic). Its children are mounted with the page, not when a ?env= link selects
+            # the tab: mounted then, the schema form (a gr.render) could be mounted again after the player typed
+            with gr.Tab("Any env", id="generic", elem_id="tab-generic", render_children=True):
                 any_env = GenericTab(browser)
             if monitor_view.enabled():  # KERNEL_ENV_MONITOR=1: every session's episodes (ui/monitor.py)
                 with gr.Tab("Monitor", id="monitor", elem_id="tab-monitor"):
