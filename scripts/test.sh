@@ -22,35 +22,53 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+base_python=$(command -v python3)
 python3 -m venv .venv
 . .venv/bin/activate
-pip install -q --upgrade pip
-# The CPU build of torch: from a local wheel where the machine has one (pip's find-links), else from
-# PyTorch's CPU index (plain PyPI would bring the ~3 GB CUDA build).
-# The local wheel goes in alone (its dependencies are not beside it), then they come from the configured index.
-if pip install -q --no-index --no-deps "torch==2.13.0" 2>/dev/null; then
-  pip install -q "torch==2.13.0"
+pip install -q --upgrade pip uv
+# uv installs the packages (seconds from its cache, against pip's minutes); pip is the fallback where uv cannot.
+# The CPU build of torch comes from a local wheel where the machine has one (pip's find-links, which uv is
+# given too), else from PyTorch's CPU index (plain PyPI would bring the ~3 GB CUDA build).
+links=() local_torch=""
+for dir in ${PIP_FIND_LINKS:-} $(pip config get global.find-links 2>/dev/null || true); do
+  [ -d "$dir" ] || continue
+  links+=(--find-links "$dir")
+  compgen -G "$dir/torch-2.13.0[+-]*.whl" >/dev/null && local_torch=1
+done
+if [ -n "$local_torch" ]; then
+  torch_from=("${links[@]}")
 else
-  pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+  torch_from=(--index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple
+              --index-strategy unsafe-best-match)
 fi
-pip install -q -r requirements.txt -r requirements-test.txt
-# the project itself, with the trl extra (the GRPO test) and the ray extra (the Ray backend tests on a
-# local multi-node cluster); torch stays pinned
-pip install -q -e ".[trl,ray]" "torch==2.13.0"
+cpu_torch() { "$1" -c "import torch; assert torch.version.cuda is None" 2>/dev/null; }
+# the project itself with the test deps, the trl extra (the GRPO test) and the ray extra (the Ray backend tests
+# on a local multi-node cluster); torch stays pinned
+if ! { uv pip install -q --python .venv/bin/python "${torch_from[@]}" "torch==2.13.0" \
+         -r requirements.txt -r requirements-test.txt -e ".[trl,ray]" && cpu_torch python; }; then
+  echo "uv could not install the packages; installing them with pip"
+  if pip install -q --no-index --no-deps "torch==2.13.0" 2>/dev/null; then
+    pip install -q "torch==2.13.0"
+  else
+    pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+  fi
+  pip install -q -r requirements.txt -r requirements-test.txt
+  pip install -q -e ".[trl,ray]" "torch==2.13.0"
+fi
 
+side_venv() {  # side_venv DIR PACKAGE: a venv of its own holding PACKAGE (uv, else pip)
+  [ -x "$1/bin/python" ] && "$1/bin/python" -c "import importlib.metadata as m; m.version('${2%%==*}')" \
+    >/dev/null 2>&1 && return 0
+  rm -rf "$1"
+  { uv venv -q "$1" --python "$base_python" && uv pip install -q --python "$1/bin/python" "$2"; } || {
+    rm -rf "$1"; "$base_python" -m venv "$1" && "$1/bin/pip" install -q "$2"; }
+}
 # The older openenv-core CLI ("openenv validate" structure check) lives in its own venv:
 # both distributions install the same `openenv` module and must never share one.
-if [ ! -x .venv-openenv-core/bin/openenv ]; then
-  python3 -m venv .venv-openenv-core
-  .venv-openenv-core/bin/pip install -q "openenv-core==0.3.0"
-fi
-
+side_venv .venv-openenv-core "openenv-core==0.3.0"
 # A third-party OpenEnv environment from PyPI for the Any env tests (tests/support/openenv_template.py),
 # in a venv of its own as in its own container: its pins (gunicorn, wsproto, ...) must not meet ours.
-if [ ! -x .venv-dipg/bin/python ]; then
-  python3 -m venv .venv-dipg
-  .venv-dipg/bin/pip install -q "openenv-dipg-safety==0.1.67"
-fi
+side_venv .venv-dipg "openenv-dipg-safety==0.1.67"
 
 install_s=$((SECONDS - started))
 export TRITON_INTERPRET=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
