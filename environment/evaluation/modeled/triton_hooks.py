@@ -217,4 +217,37 @@ def install() -> None:
     _reduce_entry(interp.ReduceOps)
     _reduce_entry(interp.ScanOps)
     _grid_executor(interp.GridExecutor)
+    _dead_overflow_checks_charged_not_run(interp)
     _INSTALLED = True
+
+
+def _dead_overflow_checks_charged_not_run(interp) -> None:
+    """Triton's integer add, sub and mul build an int64 copy of their result and a bounds check of it, which
+    `device_assert` then drops (no debug build): dead code the sm_90 compiler removes, yet numpy work the interpreter
+    runs on every integer op, a third of an interpreted GEMM's time (its address arithmetic). The interpreter's
+    semantic skips that numpy and charges the counter the four int ops the check charged through `binary_op` (the
+    int64 op, two compares, an and; the casts and constants charge nothing), in that order, so every count, price
+    and score stays bit for bit what it was. (Whether a model should charge dead code at all is another question:
+    these ops are charged as before.)"""
+    import triton.language as tl
+    semantic = interp.interpreter_semantic
+    run_it = semantic.binary_op_sanitize_overflow_impl
+    keys = tuple(tl_element_precision(t) for t in (tl.int64, tl.int64, tl.int64, tl.int1))
+
+    def charged(lhs, rhs, binary_op):
+        options = semantic.builder.options
+        if options.debug:   # the check can fire: run it
+            return run_it(lhs, rhs, binary_op)
+        if lhs.type.scalar.int_bitwidth >= 64 or not options.sanitize_overflow:
+            return None
+        assert lhs.type.scalar == rhs.type.scalar, \
+            f"expected matching operand types, got {lhs.type.scalar} and {rhs.type.scalar}"
+        assert lhs.type.scalar.is_int(), f"expected integer type, got {lhs.type.scalar}"
+        sink = _counting()
+        if sink is not None:   # operands are broadcast already: the check's ops have the result's size
+            n = int(np.size(lhs.handle.data))
+            for key in keys:
+                sink.launch.op(key, n)
+        return None
+
+    semantic.binary_op_sanitize_overflow_impl = charged
