@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from environment.evaluation.modeled.memory import SECTOR
+from environment.evaluation.modeled.memory import SECTOR, sorted_unique
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
 # a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
@@ -309,7 +309,7 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
         for (addrs, size), k in zip(launch.log, launch.owners):
             items = index(_touched_items(addrs, size, base, extent, item))
             per.setdefault(k, []).append(items[items >= 0])
-        sets = {k: np.unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
+        sets = {k: sorted_unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
         sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
         weights = program_weights(launch.programs, launch.grid,
                                   [sets[k].size if k in sets else 0 for k in range(len(launch.programs))], launch.spread)
