@@ -26,6 +26,7 @@ class Expect:
     evidence: Optional[str] = None    # substring of load error / correctness error / log
     correct: Optional[bool] = None    # when set, the exact correctness verdict
     gap: Optional[str] = None         # what got through (reported, scored no higher than honest work)
+    max_score: Optional[float] = None  # when set, the score is at most this (0.5: correct, no speed credit)
 
 
 PERM = "PermissionError"
@@ -340,10 +341,13 @@ EXPECTED: dict[str, Expect] = {
     # red team 23b: softmax over a dimension other than the last was one pass; cunn_SpatialSoftMaxForward loops
     # three times. A tie with the reference (0.750, the honest best) before; now 0.506x (0.627)
     "a182_softmax_over_dim0_of_transpose.py": GPU("softmax", "harmless", "no_custom_kernel", "none", correct=True),
-    # red team 23b: forcing the sampler's 4096-memory-instruction stop (2 programs walking every row at every size)
-    # ends the GPU-shape price as the model's limit: no speed credit, never the model-shape price or a harness error
-    "a183_model_limit_forced_by_long_programs_rmsnorm.py": GPU("rmsnorm", "harmless", "unreplayable", "replay",
-                                                               correct=True, evidence="a limit of the model"),
+    # red team 23b: 2 programs walking every row at every size, so the model shape's price (1.12x: 2 programs of 32
+    # rows are cheap there) would overpay an H100 whose 130 other SMs sit idle. Never that price, nor a harness error:
+    # the sampler replays both programs whole at the GPU shape (33.5M stored elements tracked, 1.5-2 GiB of the
+    # replay's 2 GiB headroom: KERNEL_ENV_MEMORY_MB=1536 ends it as the model's limit, `unreplayable`), priced 0.218x
+    # there, and the lower of the two prices is credited: no speed credit either way (0.500), which is what is pinned
+    "a183_model_limit_forced_by_long_programs_rmsnorm.py": GPU("rmsnorm", "harmless", None, "replay",
+                                                               correct=True, max_score=0.5),
     # red team 23b: a line grid's public positions (programs 0, 1, G-2, G-1) do their rows, every other program one
     # row of its 8, at 512 programs or more: the gaps between differently storing programs are bisected and the rest
     # weigh as their run neighbours, so the coverage is the 13% the skipping programs store

@@ -114,6 +114,8 @@ def test_attack_meets_its_pinned_outcome(name):
             assert score <= 0.40, described
     if exp.evidence:
         assert exp.evidence in text, described
+    if exp.max_score is not None:
+        assert score <= exp.max_score, described
     if earns_no_speed_credit(name):
         assert result.performance is None or result.performance.speedup is None, described
 
