@@ -4,7 +4,6 @@ the task. Each evaluation runs in its own interpreter, as after a server restart
 priced at the GPU shape too (no model's limit) and beats the task's reference submitted as-is."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 
 from bench.gpu_rank import reference_as_submission
 from environment import reward
+from environment.evaluation.result import EvalResult
 from environment.tasks import get_task
 from tests.support.evaluated import evaluated
 
@@ -23,17 +23,15 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = ["environment/tasks/problems/gelu_bias/solutions/correct/triton_2d_tiles.py",
          "environment/tasks/problems/rmsnorm/solutions/correct/triton_persistent_rows.py",
          "tests/honest_styles/silu_mul__persistent_range.py"]
+# The child evaluates and prints the record; the score is computed here (the reward's import brings OpenEnv's
+# server along, seconds of every fresh process, and the record round-trips whole as on the wire).
 EVALUATE = """
-import json, sys
+import sys
 from pathlib import Path
-from environment import reward
 from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
 path = Path(sys.argv[1])
-result = evaluate(get_task(sys.argv[3]), path.read_text(), seed=int(sys.argv[2]))
-p = result.performance
-print(json.dumps({"score": reward.score(result)[0], "speedup": p and p.speedup, "kind": p and p.speedup_kind,
-                  "gpu_shape": p and p.gpu_shape_speedup, "flags": list(result.flags), "correct": result.correct}))
+print(evaluate(get_task(sys.argv[3]), path.read_text(), seed=int(sys.argv[2])).model_dump_json())
 """
 
 
@@ -46,7 +44,10 @@ def _evaluate_fresh(path: Path, seed: int, secret: str) -> dict:
     task = _task_of(path)
     out = subprocess.run([sys.executable, "-c", EVALUATE, str(path), str(seed), task], env=env, cwd=ROOT,
                          capture_output=True, text=True, timeout=900, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = EvalResult.model_validate_json(out.stdout.strip().splitlines()[-1])
+    p = result.performance
+    return {"score": reward.score(result)[0], "speedup": p and p.speedup, "kind": p and p.speedup_kind,
+            "gpu_shape": p and p.gpu_shape_speedup, "flags": list(result.flags), "correct": result.correct}
 
 
 @pytest.mark.slow
