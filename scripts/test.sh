@@ -27,6 +27,7 @@ python3 -m venv .venv
 . .venv/bin/activate
 pip install -q --upgrade pip uv
 # uv installs the packages (seconds from its cache, against pip's minutes); pip is the fallback where uv cannot.
+# Compiled to bytecode as pip does: with PYTHONDONTWRITEBYTECODE set, every process would parse its imports anew.
 # The CPU build of torch comes from a local wheel where the machine has one (pip's find-links, which uv is
 # given too), else from PyTorch's CPU index (plain PyPI would bring the ~3 GB CUDA build).
 links=() local_torch=""
@@ -44,7 +45,7 @@ fi
 cpu_torch() { "$1" -c "import torch; assert torch.version.cuda is None" 2>/dev/null; }
 # the project itself with the test deps, the trl extra (the GRPO test) and the ray extra (the Ray backend tests
 # on a local multi-node cluster); torch stays pinned
-if ! { uv pip install -q --python .venv/bin/python "${torch_from[@]}" "torch==2.13.0" \
+if ! { uv pip install -q --compile-bytecode --python .venv/bin/python "${torch_from[@]}" "torch==2.13.0" \
          -r requirements.txt -r requirements-test.txt -e ".[trl,ray]" && cpu_torch python; }; then
   echo "uv could not install the packages; installing them with pip"
   if pip install -q --no-index --no-deps "torch==2.13.0" 2>/dev/null; then
@@ -60,7 +61,7 @@ side_venv() {  # side_venv DIR PACKAGE: a venv of its own holding PACKAGE (uv, e
   [ -x "$1/bin/python" ] && "$1/bin/python" -c "import importlib.metadata as m; m.version('${2%%==*}')" \
     >/dev/null 2>&1 && return 0
   rm -rf "$1"
-  { uv venv -q "$1" --python "$base_python" && uv pip install -q --python "$1/bin/python" "$2"; } || {
+  { uv venv -q "$1" --python "$base_python" && uv pip install -q --compile-bytecode --python "$1/bin/python" "$2"; } || {
     rm -rf "$1"; "$base_python" -m venv "$1" && "$1/bin/pip" install -q "$2"; }
 }
 # The older openenv-core CLI ("openenv validate" structure check) lives in its own venv:
