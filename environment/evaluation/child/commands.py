@@ -71,9 +71,10 @@ def _judged_call(model, args: list[torch.Tensor], device, order_seed=None, recor
     and swallowed exceptions recorded, under a trace recorder that runs its launches (a trial's trace
     is dropped, the counted call's priced): the priced call looks like any other judged call.
     Returns (output, launch counter, numerics report, swallowed exceptions)."""
-    from environment.evaluation.replay.recorder import TraceRecorder
-    recorder = recorder if recorder is not None else (
-        TraceRecorder(args, run_launches=True) if JUDGED_CALLS_RECORDED else contextlib.nullcontext())
+    if recorder is None and JUDGED_CALLS_RECORDED:  # imported before the sandbox where it is used (CPU hosts);
+        from environment.evaluation.replay.recorder import TraceRecorder  # a CUDA host's child cannot read it
+        recorder = TraceRecorder(args, run_launches=True)
+    recorder = recorder if recorder is not None else contextlib.nullcontext()
     fallback_guard.RECORDER.begin()
     try:
         with torch.no_grad(), LaunchCounter() as counter, gpu_numerics.trial(order_seed) as numerics, recorder:

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,23 @@ def test_a_cuda_host_gives_an_evaluation_the_time_its_gpu_shape_inputs_take_to_m
     assert harness_config().total_timeout_s == 120.0
     monkeypatch.setenv("KERNEL_ENV_TOTAL_TIMEOUT_S", "90")
     assert harness_config().total_timeout_s == 90.0
+
+
+def test_a_judged_call_that_records_nothing_imports_no_recorder():
+    """A CUDA host's child imports the trace recorder nowhere before its sandbox (only CPU hosts price a
+    trace), and the sandbox keeps it from reading the project's files after: a judged call there must not
+    import it (found on an H100: every evaluation ended as harness_error, the reference's first trial
+    raising PermissionError on replay/recorder.py). A fresh interpreter, so nothing imported it before."""
+    import subprocess
+    import sys
+    probe = (
+        "import sys, torch\n"
+        "from environment.evaluation.child import commands\n"
+        "assert not commands.JUDGED_CALLS_RECORDED\n"
+        "out = commands._judged_call(torch.nn.ReLU(), [torch.randn(4)], torch.device('cpu'))[0]\n"
+        "assert out.shape == (4,)\n"
+        "print('environment.evaluation.replay.recorder' in sys.modules)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
