@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from environment.local_server import LocalServer
+if TYPE_CHECKING:  # imported where a server starts: a CUDA host running only the GPU tests has no openenv
+    from environment.local_server import LocalServer
 
 
 @contextmanager
@@ -26,6 +27,7 @@ def started_server(start_timeout_s: float = 180.0, **env: str) -> Iterator[Local
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
+        from environment.local_server import LocalServer
         server = LocalServer(start_timeout_s=start_timeout_s).start()
     finally:
         for k, v in saved.items():
