@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-FID = ROOT / "tests" / "modeled" / "fidelity"
+FID = ROOT / "tests" / "environment" / "evaluation" / "modeled" / "fidelity"
 PROB = ROOT / "environment" / "tasks" / "problems"
 SHAPES = {"gelu_bias": {"M": 4097, "N": 3001}, "matmul_bias_relu": {"M": 8191, "K": 2048, "N": 3001},
           "rmsnorm": {"M": 8192, "N": 4096}}

@@ -30,6 +30,7 @@ from environment.tasks import get_task, list_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = "reference"
+DEVICE = ""  # the GPU and software versions, set in main(); stored with every record
 
 
 def programs(task_ids: list[str] | None):
@@ -103,9 +104,18 @@ def harness(task, name: str, source: str, repeats: int, seed: int):
                "speedup": p.speedup if p else None, "speedup_kind": p.speedup_kind if p else None,
                "reference_ms": p.reference.median_ms if p and p.reference else None,
                "candidate_ms": p.candidate.median_ms if p and p.candidate else None,
-               "note": p.note if p else None, "flags": [f.name for f in result.findings],
+               "note": p.note if p else None, "flags": list(result.flags),
                "error": result.harness_error or (None if result.correct else str(result.correctness)[:400]),
-               "stage_s": result.stage_s, "wall_s": wall}
+               "stage_s": result.stage_s, "wall_s": wall, "signals": _signals(task, source, result)}
+
+
+def _signals(task, source: str, result) -> list[dict]:
+    """The independent signals the environment attaches to this record (measured against modeled, on a CUDA host)."""
+    try:
+        from environment.signals import compute
+        return [s.model_dump() for s in compute(task, source, result)]
+    except Exception as exc:  # a missing optional package on the GPU image must not lose the measurement
+        return [{"name": "error", "why": f"{type(exc).__name__}: {exc}"}]
 
 
 def main() -> None:
@@ -117,13 +127,18 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     measure = direct if args.mode == "direct" else harness
+    global DEVICE
+    import triton
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device"
+    DEVICE = f"{gpu} (torch {torch.__version__}, triton {triton.__version__})"
     with open(args.out, "a") as out:
         for task, name, source in programs(args.tasks):
             start = time.perf_counter()
             try:
                 for i, rec in enumerate(measure(task, name, source, args.repeats, args.seed)):
                     out.write(json.dumps({"mode": args.mode, "task": task.id, "difficulty": task.difficulty,
-                                          "program": name, "repeat": i, **rec}) + "\n")
+                                          "dtype": task.dtype, "device": DEVICE, "program": name,
+                                          "repeat": i, **rec}) + "\n")
                     out.flush()
             except Exception as exc:
                 out.write(json.dumps({"mode": args.mode, "task": task.id, "program": name, "failed":

@@ -43,15 +43,19 @@ def summarise(paths: list[str]) -> dict:
         cand = [r["candidate_ms"] for r in recs]
         ref = [r["reference_ms"] for r in recs]
         programs.append({"task": task, "difficulty": recs[0]["difficulty"], "program": program,
+                         "dtype": recs[0].get("dtype", "float32"),
                          "repeats": len(recs), "correct_on_gpu": all(r["ok"] for r in recs),
                          "reference_ms": statistics.median(ref), "candidate_ms": statistics.median(cand),
                          "candidate_cv": cv(cand), "reference_cv": cv(ref),
                          "speedup": statistics.median(r["speedup"] for r in recs),
                          "speedup_cv": cv([r["speedup"] for r in recs])})
-    return {"device": "NVIDIA H100 80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130, triton 3.6.0)",
+    first = next(iter(groups.values()))[0]
+    repeats = max(len(recs) for recs in groups.values())
+    return {"device": first.get("device") or "NVIDIA H100 80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130, "
+                                              "triton 3.6.0)",
             "method": "triton.testing.do_bench at the task's largest gpu_shapes: CUDA events, L2 flushed "
                       "before every call, warmup 25 ms, rep 200 ms, median; reference and candidate "
-                      "alternating; 10 repeats",
+                      f"alternating; {repeats} repeats",
             "programs": programs}
 
 
