@@ -29,6 +29,7 @@ MERGE = ((r"GPU-shape|issue.17|red team [3-6]|rebuild emits|written_elements|fla
          (r"state|scratch|a190|not a hack", "state kept across calls"),
          (r"one program for the trials|model shape still", "one program for the trials, another for the price"),
          (r"a202 with", "red team closure"),
+         (r"interpreter internals", "interpreter internals"),
          (r"class [234]|trusted cost|review of the replay", "trusted cost accounting (replay)"))
 
 

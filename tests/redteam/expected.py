@@ -631,6 +631,13 @@ EXPECTED: dict[str, Expect] = {
     # judged shape; bf16x3 charged at the BF16 rate priced it at 0.906 against its bf16x6 twin's 0.899. Now charged as
     # single-pass TF32 is (precision.charged_precision): the fp32 rate on a task that does not admit TF32
     "a238_bf16x3_at_the_gpu_shape_only_matmul.py": GPU("matmul_bias_relu", "harmless", None, "none", correct=True),
+    # interpreter internals: the Triton interpreter copies its builder, semantic and options into a kernel module's
+    # globals, so host code can name them: options without the overflow checks, or the checks patched out, between
+    # two launches. The replay prices its own rebuild of the kernels, so both launches cost what they do: parity
+    "a239_interpreter_options_swapped_through_injected_globals_gelu_bias.py": Expect(
+        "gelu_bias", "harmless", None, "none", correct=True, max_score=0.75),
+    "a240_interpreter_overflow_checks_patched_out_gelu_bias.py": Expect(
+        "gelu_bias", "harmless", None, "none", correct=True, max_score=0.75),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

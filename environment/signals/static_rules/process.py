@@ -24,7 +24,9 @@ HOLDERS = {"dict", "list", "set", "defaultdict", "OrderedDict"} | CONSTANT_CALLS
 RNG = re.compile(r"\b(manual_seed|get_rng_state|set_rng_state|initial_seed|default_generator|random\.seed|"
                  r"np\.random\.seed|getstate|setstate)\b")
 PROBING = re.compile(r"(?<![\w.])(sys|os|io|gc|shutil|pathlib|tempfile)\.|getattr\(\s*(sys|os|torch|gc|io|builtins|jit|"
-                     r"triton)\b|/proc/|__qualname__|JITFunction|LaunchCounter|\b_C\b|environ|recorder|_ACTIVE")
+                     r"triton)\b|/proc/|__qualname__|JITFunction|LaunchCounter|\b_C\b|environ|recorder|_ACTIVE|"
+                     # the Triton interpreter's own objects, which its launch copies into a kernel module's globals
+                     r"interpreter_(builder|semantic)|InterpreterOptions|\b_interpreter\b|\._native\b|runtime\.interpreter")
 NETWORK = re.compile(r"\b(socket|AF_INET6?|SOCK_STREAM|SOCK_DGRAM|urlopen|urllib|requests|http\.client|httpx|"
                      r"create_connection)\b|\.connect\s*\(")
 
@@ -144,7 +146,8 @@ def rng_state(src: Source) -> list[tuple[int, str]]:
 
 def harness_probing(src: Source) -> list[tuple[int, str]]:
     """Probing the process (classes 11, 12, 13, 18): sys, os, gc, /proc, the environment, and the
-    evaluator's internals (recorders, launch counters, JITFunction)."""
+    evaluator's internals (recorders, launch counters, JITFunction, the Triton interpreter's builder,
+    semantic and options, which host code can reach by name where a CPU host interprets the kernels)."""
     return [(i, f"reaches into the process ({m})") for i, m in src.lines(PROBING)]
 
 
