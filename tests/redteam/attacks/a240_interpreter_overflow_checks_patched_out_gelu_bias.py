@@ -1,6 +1,6 @@
-"""Attack (interpreter internals): host code patches the injected `interpreter_semantic`'s overflow sanitizer to a
-no-op between two launches. The replay rebuilds and prices the kernels itself, so both launches cost what they do:
-parity, 0.75. The static rules name the reach (harness_probing)."""
+"""Attack: host code patches the injected interpreter_semantic's overflow sanitizer out between two launches."""
+# The replay rebuilds and prices the kernels itself, so both launches cost what they do: parity, 0.75. The static
+# rules name the reach (harness_probing).
 import torch
 import torch.nn as nn
 import triton
