@@ -8,8 +8,10 @@
 #   3. the GPU-marked tests: the harness's CUDA path (compiled Triton, CUDA events), load_inline
 #   4. every program through the harness's own CUDA path (bench/gpu_rank.py harness): what a CUDA-host Space pays
 #   5. with REDTEAM_S set, the red-team suite on the CUDA host (outcomes are pinned for the CPU host: a report)
-# Python packages the GPU image lacks travel as cp312 wheels in .whl/ (see the device tool's README):
-#   pydantic and its parts, pyseccomp, openenv 0.10.0 and what its rubrics' import pulls in (fastapi, fastmcp, ...).
+# Python packages the GPU image lacks travel as cp312 wheels in .whl/: `bash bench/device_wheels.sh` here, once, then
+# carry .whl. A lease's 15 minutes hold about two runs (each machine start costs about a minute): the direct timings
+# take 190 s, the GPU-marked tests need minutes each at GPU shapes (host-side inputs and judging), and a load_inline
+# build over a minute of g++ alone; name the steps a run needs in STEPS.
 set -uo pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT"
