@@ -39,25 +39,45 @@ def _norm(x: torch.Tensor) -> float:
     return float(torch.linalg.vector_norm(x)) if x.numel() else 0.0
 
 
+def _finite_pair(e: torch.Tensor, a: torch.Tensor, diff: torch.Tensor, float64_inputs: bool) -> Optional[torch.Tensor]:
+    """Where a and e (float64 copies) are both finite, or None where that is everywhere (the common case: no
+    masked copies of a large output). diff = |a - e| in float64 is finite exactly there, unless the inputs
+    were float64 themselves (their difference can overflow)."""
+    finite = (torch.isfinite(a) & torch.isfinite(e)) if float64_inputs else torch.isfinite(diff)
+    return None if bool(finite.all()) else finite
+
+
+def _masked(x: torch.Tensor, finite: Optional[torch.Tensor]) -> torch.Tensor:
+    return x if finite is None else x[finite]
+
+
 def norm_excess(expected: torch.Tensor, actual: torch.Tensor, rtol: float, oracle: Optional[torch.Tensor] = None,
-                slack: float = 2.0) -> Optional[tuple[float, float]]:
+                slack: float = 2.0, _pair: Optional[tuple] = None) -> Optional[tuple[float, float]]:
     """(relative error norm, its bound) when the output is not close as a whole, else None. Over the
-    elements where every operand is finite (non-finite ones are the elementwise test's)."""
+    elements where every operand is finite (non-finite ones are the elementwise test's). `_pair`: compare()'s
+    float64 copies, |a - e| and where both are finite (None: everywhere), so a large output is not converted
+    and masked again."""
     if not (expected.is_floating_point() and actual.is_floating_point()) or actual.shape != expected.shape:
         return None
     bound = rtol + NORM_ULPS * torch.finfo(expected.dtype).eps
-    e, a = expected.double(), actual.double()
-    finite = torch.isfinite(a) & torch.isfinite(e)
+    if _pair is None:
+        e, a = expected.double(), actual.double()
+        diff = (a - e).abs()
+        finite = torch.isfinite(a) & torch.isfinite(e)
+        finite = None if bool(finite.all()) else finite
+    else:
+        e, a, diff, finite = _pair
     use_oracle = oracle is not None and oracle.shape == expected.shape
     if use_oracle:
         o = oracle.double()
-        finite &= torch.isfinite(o)
-    err, scale = _norm((a - e)[finite]), _norm(e[finite])
+        if not bool(torch.isfinite(o).all()):
+            finite = torch.isfinite(o) if finite is None else finite & torch.isfinite(o)
+    err, scale = _norm(_masked(diff, finite)), _norm(_masked(e, finite))
     if err <= bound * scale:
         return None
     if use_oracle:
-        own = _norm((e - o)[finite])
-        if _norm((a - o)[finite]) <= bound * _norm(o[finite]) + slack * own:
+        own = _norm(_masked(e - o, finite))
+        if _norm(_masked(a - o, finite)) <= bound * _norm(_masked(o, finite)) + slack * own:
             return None
     return (err / scale if scale else float("inf")), bound
 
@@ -76,24 +96,24 @@ def compare(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: flo
                 f"{expected.dtype} (a precision downgrade is not allowed)", float("inf"), None)
     e, a = expected.double(), actual.double()
     close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
-    diff = (a - e).abs()
+    diff = own_diff = (a - e).abs()
+    finite = _finite_pair(e, a, own_diff, expected.dtype == torch.float64)   # None: both finite everywhere
     if oracle is not None and oracle.shape == expected.shape and not bool(close.all()):
         o = oracle.double()
         to_oracle = (a - o).abs()
         bound = atol + rtol * o.abs() + slack * _row_error(e, o)
         close |= torch.isfinite(a) & torch.isfinite(o) & (to_oracle <= bound)
         diff = torch.where(torch.isfinite(to_oracle), torch.minimum(diff, to_oracle), diff)
-    both_finite = torch.isfinite(a) & torch.isfinite(e)
-    finite_diff = diff[both_finite]
+    finite_diff = _masked(diff, finite)
     max_abs = float(finite_diff.max()) if finite_diff.numel() else 0.0
     mean_abs = float(finite_diff.mean()) if finite_diff.numel() else 0.0
     if bool(close.all()):
-        excess = norm_excess(expected, actual, rtol, oracle, slack)
+        excess = norm_excess(expected, actual, rtol, oracle, slack, _pair=(e, a, own_diff, finite))
         if excess is None:
             return None, max_abs, None
         return _off_as_a_whole(e, a, excess, atol, trial, distribution, shape, where_shape, hidden, first,
                                max_abs, mean_abs)
-    if bool((~both_finite & ~close).any()):
+    if finite is not None and bool((~finite & ~close).any()):
         max_abs = float("inf")
     bad = (~close).nonzero()[:first]
     idx = [list(map(int, row)) for row in bad.tolist()]
