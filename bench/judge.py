@@ -26,7 +26,7 @@ def _load(checkout: Path):
 
 
 def cases(size: int) -> dict[str, tuple]:
-    """(expected, actual, oracle) per case: an honest output, and one with a single element off (the oracle consulted)."""
+    """(expected, actual, oracle) per case: an honest output, one element off, every element off (the oracle consulted)."""
     g = torch.Generator().manual_seed(0)
     expected = torch.randn(size, size, generator=g)
     honest = expected + 1e-7 * torch.randn(size, size, generator=g)
@@ -34,7 +34,8 @@ def cases(size: int) -> dict[str, tuple]:
     one_off[0, 0] += 1.0
     return {"correct output": (expected, honest, None),
             "correct output, oracle given": (expected, honest, expected.double()),
-            "one element off, oracle consulted": (expected, one_off, expected.double())}
+            "one element off, oracle consulted": (expected, one_off, expected.double()),
+            "every element off, oracle consulted": (expected, honest + 1.0, expected.double())}
 
 
 def main() -> None:

@@ -24,10 +24,11 @@ from environment.evaluation.result import Mismatch
 
 def _row_error(expected: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     """|fp32 reference - float64 reference|, maximised over the last dimension (a row shares its
-    reductions, so its elements share their error), where both are finite; 0 elsewhere."""
-    err = (expected - oracle).abs()
-    err = torch.where(torch.isfinite(err), err, torch.zeros_like(err))
-    return err.amax(dim=-1, keepdim=True).expand_as(err) if err.dim() >= 1 and err.shape[-1] else err
+    reductions, so its elements share their error), where both are finite; 0 elsewhere. One value per
+    row (last dimension kept as 1), broadcast where it is used."""
+    err = (expected - oracle).abs_()
+    err.masked_fill_(~torch.isfinite(err), 0.0)
+    return err.amax(dim=-1, keepdim=True) if err.dim() >= 1 and err.shape[-1] else err
 
 
 # rounding allowed on top of rtol in the norm test, in units of the output dtype's epsilon: one (an honest
@@ -100,8 +101,8 @@ def compare(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: flo
     finite = _finite_pair(e, a, own_diff, expected.dtype == torch.float64)   # None: both finite everywhere
     if oracle is not None and oracle.shape == expected.shape and not bool(close.all()):
         o = oracle.double()
-        to_oracle = (a - o).abs()
-        bound = atol + rtol * o.abs() + slack * _row_error(e, o)
+        to_oracle = (a - o).abs_()
+        bound = o.abs().mul_(rtol).add_(atol).add_(slack * _row_error(e, o))   # atol + rtol |o| + slack row error
         close |= torch.isfinite(a) & torch.isfinite(o) & (to_oracle <= bound)
         diff = torch.where(torch.isfinite(to_oracle), torch.minimum(diff, to_oracle), diff)
     finite_diff = _masked(diff, finite)
