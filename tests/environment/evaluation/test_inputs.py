@@ -175,3 +175,23 @@ def test_tf32_is_judged_per_task_by_running_the_reference_with_tf32_operands(tmp
     loose = task_from_reference(src, {"id": "loose_mm", "tolerance": {"atol": 0.5, "rtol": 0.05}})
     tight = task_from_reference(src, {"id": "tight_mm", "tolerance": {"atol": 1e-5, "rtol": 1e-5}})
     assert tf32_admissible(loose) is True and tf32_admissible(tight) is False
+
+
+def test_the_judges_closeness_is_torch_isclose_with_nan_inf_overflow_and_zero_tolerances():
+    """The judge computes isclose from the |a - e| it already holds (compare._isclose): it must equal
+    torch.isclose(equal_nan=True) wherever it is used, NaN and infinities on either side, float64 differences that
+    overflow, and tolerances of zero included."""
+    from environment.evaluation.evaluator.compare import _isclose
+    g = torch.Generator().manual_seed(0)
+    e = torch.randn(6, 50, generator=g, dtype=torch.float64)
+    a = e + torch.randn(6, 50, generator=g, dtype=torch.float64) * torch.logspace(-9, 0, 50, dtype=torch.float64)
+    a[0, :4] = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e308])
+    e[0, :4] = torch.tensor([float("nan"), float("inf"), float("inf"), -1e308])
+    e[1, 0], a[1, 0] = float("nan"), 0.0
+    diff = (a - e).abs()
+    for rtol, atol in ((1e-4, 1e-4), (0.0, 1e-5), (1e-3, 0.0), (0.0, 0.0)):
+        expected = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        assert torch.equal(_isclose(a, e, diff, False, rtol, atol), expected), (rtol, atol)
+        finite_rows = slice(2, None)   # no NaN or infinity there: the shortcut for an all-finite difference
+        assert torch.equal(_isclose(a[finite_rows], e[finite_rows], diff[finite_rows], True, rtol, atol),
+                           expected[finite_rows]), (rtol, atol)
