@@ -21,7 +21,7 @@ from environment.tasks.task import WIDE_SCALE, Task
 LOGIT_SCALE = 100.0      # |logits| up to ~400: exp overflows fp32 (at 88.7) unless the row max is subtracted
 ELEMENTWISE_SCALE = 30.0  # |x| up to ~120: past exp's overflow point in either direction
 ATTENTION_SCALE = 8.0    # q and k x8: scores of a few hundred, one key dominating each query
-ROW_SHIFT = 10.0         # 'rows': every row's mean 10-14 of its spreads away from zero
+ROW_SHIFT = 20.0         # 'rows': every row's mean 20-24 of its spreads away from zero
 
 
 @dataclass(frozen=True)
@@ -129,10 +129,12 @@ def _logits(x: torch.Tensor, gen: torch.Generator, masked: bool) -> torch.Tensor
 
 
 def _row_scales(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Rows at magnitudes from 1e-3 to 1e3, each shifted 10 to 14 spreads away from zero, every
+    """Rows at magnitudes from 1e-3 to 1e3, each shifted 20 to 24 spreads away from zero, every
     third row with one dominant entry, and one all-zero row (eps and clamps). The shift is what a
     one-pass variance (E[x^2] - mean^2) cannot take in fp32 at a 1e-4 tolerance while a two-pass
-    or chunked one can (measured: the README's inputs section)."""
+    or chunked one can: the shipped one-pass layernorm fails 81-160 of 16512 elements on every
+    draw tried (at 10 to 14 spreads, 1 to 16, so a few draws in a hundred passed it), and every
+    shipped honest solution and honest style of the five `rows` tasks is judged as before."""
     rows = _rows(x).clone()
     n_rows, n = rows.shape
     scale = 10.0 ** (torch.rand(n_rows, 1, generator=gen) * 6.0 - 3.0)
