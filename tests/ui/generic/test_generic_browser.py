@@ -49,6 +49,26 @@ def downloads(pg, server: str, elem_id: str) -> dict[str, str]:
     return {h.rsplit("/", 1)[-1]: pg.request.get(h if h.startswith("http") else server + h).text() for h in hrefs}
 
 
+def commit_value(pg, elem_id: str, value: str, tries: int = 3) -> None:
+    """Type ``value`` into a field of the just-opened model accordion and wait until the page holds it.
+
+    Gradio mounts an accordion's fields when it opens; a fill that lands while a field is still mounting
+    can be overwritten by its initial value (seen twice in CI: the wait for the typed value ran out).
+    A person never types that fast, so a field that lost the value is typed again, at most ``tries``
+    times; one that never keeps it fails, naming the field and what it shows."""
+    box = pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
+    for _ in range(tries):
+        type_value(pg, elem_id, value)
+        try:
+            pg.wait_for_function(  # committed before Play reads it
+                "([id, v]) => (document.querySelector(`#${id} input, #${id} textarea`) || {}).value === v",
+                arg=[elem_id, value], timeout=5_000)
+            return
+        except Exception:
+            pass
+    raise AssertionError(f"#{elem_id} never kept {value!r} after {tries} tries: it shows {box.input_value()!r}")
+
+
 def model_plays(pg, steps: int) -> OpenAIStub:
     """Reset, then the stub model (``policy/tool-call``) plays ``steps`` steps; returns the stopped stub."""
     with OpenAIStub() as stub:
@@ -57,10 +77,7 @@ def model_plays(pg, steps: int) -> OpenAIStub:
         pg.get_by_text("Model player (any OpenAI-compatible API").click()
         for elem_id, value in (("gen-base-url", stub.base_url), ("gen-model", "policy/tool-call"),
                                ("gen-model-steps", str(steps))):
-            type_value(pg, elem_id, value)
-            pg.wait_for_function(  # committed before Play reads it
-                "([id, v]) => (document.querySelector(`#${id} input, #${id} textarea`) || {}).value === v",
-                arg=[elem_id, value], timeout=STEP_MS)
+            commit_value(pg, elem_id, value)
         pg.click("#gen-model-play")
         try:
             wait_text(pg, "gen-status", f"Model step {steps}")
