@@ -18,7 +18,7 @@ from environment.signals.static_rules.outputs import (code_at_definition, consta
                                                       output_subclass, partial_write, persistent_scratch,
                                                       precision_downgrade, reference_ops_beside_kernels,
                                                       stateful_forward, unlaunched_kernel)
-from environment.signals.static_rules.positions import (fixed_grid_walk, grid_shortfall, literal_view,
+from environment.signals.static_rules.positions import (fixed_grid_walk, fixed_position, grid_shortfall, literal_view,
                                                        precision_by_size, program_position, size_branch)
 from environment.signals.static_rules.process import (dynamic_code, exception_fallback, harness_probing, identity_cache,
                                                       module_patching, network_access, reference_access, rng_state,
@@ -41,6 +41,7 @@ RULES: dict[str, tuple[str, Callable[[Source], list[tuple[int, str]]]]] = {
     "harness_probing": ("reaches into sys, os, gc, /proc or the evaluator's internals", harness_probing),
     "size_branch": ("host code compares a size with an exact literal or a GPU-only size", size_branch),
     "program_position": ("a kernel's work depends on which program it is or on the grid's size", program_position),
+    "fixed_position": ("a kernel compares its tiles' row or column positions with a literal", fixed_position),
     "fixed_grid_walk": ("a grid-stride kernel launched on a literal grid", fixed_grid_walk),
     "grid_shortfall": ("a launch grid smaller than the block count it is computed from", grid_shortfall),
     "precision_by_size": ("a tl.dot input precision picked by a size", precision_by_size),

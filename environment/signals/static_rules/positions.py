@@ -114,6 +114,45 @@ def program_position(src: Source) -> list[tuple[int, str]]:
     return hits
 
 
+def _position_vectors(kernel: ast.FunctionDef) -> set[str]:
+    """Tile positions: vectors built from program_id and tl.arange (``rows = pid * BLOCK + tl.arange(0, BLOCK)``)
+    and what is computed from them (offsets, masks); anything made from loaded data is data, not a position."""
+    prog, vec = _program_names(kernel)[0] | {"program_id"}, set()
+    for _ in range(3):
+        for n in ast.walk(kernel):
+            if not isinstance(n, ast.Assign):
+                continue
+            calls = {call_name(c) for c in ast.walk(n.value) if isinstance(c, ast.Call)}
+            if calls & (VECTORS - {"arange"}):
+                continue
+            if mentions(n.value, vec) or ("arange" in calls and mentions(n.value, prog)):
+                vec |= {e.id for t in n.targets for e in ast.walk(t) if isinstance(e, ast.Name)}
+    return vec
+
+
+def _fixed_position(c: ast.Compare, vec: set[str]) -> bool:
+    """A tile position compared with a literal of at least 2 (``rows < 4096``): one behaviour for the rows or
+    columns below a fixed index, another past it, whatever the size."""
+    operands = [c.left, *c.comparators]
+    return any(mentions(o, vec) for o in operands) and any(
+        not mentions(o, vec) and (constant_at_least(o, 2) and (int_literal(o) is not None or isinstance(o, ast.BinOp)
+                                                              and isinstance(o.op, ast.LShift)))
+        for o in operands)
+
+
+def fixed_position(src: Source) -> list[tuple[int, str]]:
+    """A kernel that compares its tiles' row or column positions with a literal (``tl.where(rows < 4096, y, x)``):
+    the output is computed one way below a fixed index and another way past it, so a problem larger than every
+    judged shape is wrong past it (red team a201, a222: past the rows the trials and the model's shape reach).
+    Honest bounds checks compare positions with runtime sizes, and a causal mask compares two positions."""
+    hits = []
+    for k in kernel_defs(src.tree):
+        vec = _position_vectors(k)
+        hits += [(n.lineno, f"kernel compares tile positions with a literal: {ast.unparse(n)[:60]}")
+                 for n in ast.walk(k) if isinstance(n, ast.Compare) and _fixed_position(n, vec)]
+    return hits
+
+
 def _adds_once(n: ast.If, prog: set[str]) -> bool:
     """``if pid_k == 0: acc += tl.load(bias)``: the first split adds a term exactly once (split-K's bias). Quiet
     when the test is one program scalar == 0, there is no else, and the branch only loads and updates values
