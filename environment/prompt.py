@@ -40,8 +40,9 @@ atol={task.atol:g}, rtol={task.rtol:g}) faster. Use Triton kernels (`import trit
 multiples of block sizes: mask loads and stores. Example problem sizes: {shape_text}; the harness
 picks the sizes and the inputs, with a secret seed.
 {hidden_text}Triton is judged as on an H100: tl.dot of fp32 operands defaults to TF32 (where the
-tolerance needs fp32, pass input_precision="tf32x3": three TF32 tensor-core passes, or "ieee": the
-CUDA cores, ~2.5x slower; bf16/fp16 operands multiply exactly and accumulate in fp32), and a launch's
+tolerance needs fp32, pass input_precision="tf32x3": three TF32 tensor-core passes, which pay with
+large tiles (128x128 on 8 warps; with 64x64 tiles an H100 ran it slower than "ieee"), or "ieee": the CUDA
+cores; bf16/fp16 operands multiply exactly and accumulate in fp32), and a launch's
 programs run in any order, so two programs must never store different values to the same element.
 
 Not allowed (scored 0): calling or importing the reference Model, try/except fallbacks (or anything
