@@ -82,7 +82,9 @@ def spearman(a: list[float], b: list[float]) -> float:
     return cov / (sa * sb) if sa and sb else float("nan")
 
 
-def modeled_speedups(programs: list[dict]) -> dict[tuple[str, str], float]:
+def modeled_speedups(programs: list[dict], price: str = "credited") -> dict[tuple[str, str], float]:
+    """Each program's modeled speedup: the credited one, or (``price="gpu-shape"``) the GPU-shape price where the
+    evaluation made one (the credit is the lower of it and the model-shape price), else the credited one."""
     from bench.gpu_rank import reference_as_submission
     from environment.evaluation.harness import evaluate
     from environment.tasks import get_task
@@ -95,7 +97,9 @@ def modeled_speedups(programs: list[dict]) -> dict[tuple[str, str], float]:
             source = next(s for s in task.solutions["correct"] if s.stem == p["program"]).read_text()
         result = evaluate(task, source, seed=0)
         perf = result.performance
-        out[(p["task"], p["program"])] = perf.speedup if perf and perf.speedup_kind == "modeled" else float("nan")
+        credited = perf.speedup if perf and perf.speedup_kind == "modeled" else float("nan")
+        gpu = perf.gpu_shape_speedup if perf and perf.speedup_kind == "modeled" else None
+        out[(p["task"], p["program"])] = gpu if price == "gpu-shape" and gpu else credited
     return out
 
 
@@ -166,9 +170,11 @@ def measured_under_todays_contract(programs: list[dict]) -> list[dict]:
     return kept
 
 
-def report(data: dict) -> None:
+def report(data: dict, price: str = "credited") -> None:
     programs = measured_under_todays_contract(data["programs"])
-    modeled = modeled_speedups(programs)
+    modeled = modeled_speedups(programs, price)
+    if price != "credited":
+        print("Modeled speedups: the GPU-shape price where there is one (not what the reward credits).\n")
     rows = [(p, modeled[(p["task"], p["program"])]) for p in programs]
     print(f"Measured on: {data['device']}. {data['method']}.\n")
     print("| task | difficulty | program | H100 reference ms | H100 candidate ms | CV | measured speedup | "
@@ -205,12 +211,15 @@ def report(data: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--summarise", nargs="+", help="gpu_rank.py direct-mode JSON lines to summarise")
+    ap.add_argument("--price", choices=("credited", "gpu-shape"), default="credited",
+                    help="which modeled speedup to rank: the credited one (default), or the GPU-shape price where "
+                         "one was made (a diagnostic of the credit rule: the lower of it and the model-shape price)")
     args = ap.parse_args()
     if args.summarise:
         json.dump(summarise(args.summarise), sys.stdout, indent=1)
         print()
         return
-    report(json.loads(DATA.read_text()))
+    report(json.loads(DATA.read_text()), args.price)
 
 
 if __name__ == "__main__":
