@@ -4,6 +4,7 @@ and a harness that imports nothing from the reward (it is scored after it, by co
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())  # wherever this file sits
@@ -164,6 +165,20 @@ def test_no_production_module_is_over_400_lines():
         if lines > MAX_LINES and rel not in TOO_LONG_FOR_NOW:
             too_long[rel] = lines
     assert too_long == {}
+
+
+README_MAX_BYTES = 12 << 10   # a front door: read in minutes; the rest lives in docs/
+DOC_MAX_BYTES = 20 << 10
+
+
+def test_the_readme_and_every_docs_page_stay_short():
+    """The README at most 12 KiB, each docs/ page at most 20 KiB, and no issue number or red-team id in the README
+    (history lives in git): a page past its size is split, not trimmed of facts."""
+    readme = (ROOT / "README.md").read_text()
+    pages = {p.name: p.stat().st_size for p in (ROOT / "docs").glob("*.md")}
+    assert len(readme.encode()) <= README_MAX_BYTES, f"README.md is {len(readme.encode())} bytes"
+    assert pages and {n: b for n, b in pages.items() if b > DOC_MAX_BYTES} == {}
+    assert re.findall(r"(?i)\bissues? ?#?\d+|\ba\d{1,3}\b", readme) == []  # issue numbers, red-team ids
 
 
 # Read outside environment/config.py on purpose: facts of the host or internal hand-offs, not configuration.
