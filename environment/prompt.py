@@ -13,9 +13,26 @@ _EXTREME_TEXT = {
 }
 
 
+def _sizes(shape: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
+
+
+def _priced_sizes(task: Task) -> str:
+    """The sizes a CPU host prices speed at (the model shape, and the GPU shape that fits the pricer), so a
+    kernel is not tuned for one and credited at the other (a few 128x128 tiles at a 256^3 model shape)."""
+    from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES, choose_shape, model_shape_of
+    model = _sizes(model_shape_of(task))
+    gpu, _ = choose_shape(task, task.load_reference(), INPUT_CAP_BYTES)
+    if gpu is None:
+        return f" Speed is priced at {model}, every program run."
+    return (f" Speed is priced at two sizes, {model} (every program run) and {_sizes(gpu)}, and the lower speedup "
+            "counts: pick blocks and grids from the problem size (a grid of a few large tiles leaves most of the "
+            "H100's 132 SMs idle at the smaller size).")
+
+
 def task_prompt(task: Task, backend: str, max_turns: int) -> str:
     shapes = task.shapes(backend)
-    shape_text = ", ".join("{" + ", ".join(f"{k}={v}" for k, v in s.items()) + "}" for s in shapes[:3])
+    shape_text = ", ".join(_sizes(s) for s in shapes[:3])
     hidden = []
     if task.hidden_shape:
         hidden.append("sizes you are not shown (odd, larger than these along the reduction dimension)"
@@ -27,7 +44,7 @@ def task_prompt(task: Task, backend: str, max_turns: int) -> str:
     speed = ("Speed is measured with CUDA events on this GPU." if backend == "cuda" else
              "This host has no GPU: Triton kernels run under the Triton interpreter and speed is MODELED for an "
              "H100 (roofline estimate from the bytes your kernels move, their FLOPs and launch count; fewer launches "
-             "and fewer bytes win). PyTorch code is modeled the same way, op by op.")
+             "and fewer bytes win). PyTorch code is modeled the same way, op by op." + _priced_sizes(task))
     return f"""Task: {task.id} ({task.difficulty}) — {task.title}
 
 {task.description.strip()}
@@ -41,8 +58,8 @@ multiples of block sizes: mask loads and stores. Example problem sizes: {shape_t
 picks the sizes and the inputs, with a secret seed.
 {hidden_text}Triton is judged as on an H100: tl.dot of fp32 operands defaults to TF32 (where the
 tolerance needs fp32, pass input_precision="tf32x3": three TF32 tensor-core passes, which pay with
-large tiles (128x128 on 8 warps; with 64x64 tiles an H100 ran it slower than "ieee"), or "ieee": the CUDA
-cores; bf16/fp16 operands multiply exactly and accumulate in fp32), and a launch's
+large tiles where the grid still fills the GPU (128x128 on 8 warps; with 64x64 tiles an H100 ran it slower
+than "ieee"), or "ieee": the CUDA cores; bf16/fp16 operands multiply exactly and accumulate in fp32), and a launch's
 programs run in any order, so two programs must never store different values to the same element.
 
 Not allowed (scored 0): calling or importing the reference Model, try/except fallbacks (or anything

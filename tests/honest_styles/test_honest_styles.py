@@ -32,7 +32,10 @@ PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_rel
           # from the static sweep: split-K whose pid_k == 0 slice adds the bias (the closure's bound, as above), and a
           # persistent matmul on min(NUM_SMS, tiles) programs whose programs run past the sampler's budget at the GPU
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
-          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms"]
+          "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms",
+          # the 'rows' trials' edge: a one-pass variance shifted by the row's first element (a known stable form; its
+          # worst element sits at 0.48 of the tolerance over 80 draws), and the prompt's big tf32x3 tile on a fixed grid
+          "layernorm__shifted_one_pass", "matmul_bias_relu__tf32x3_fixed_128_tiles"]
 # (silu_mul__persistent_range, tl.range over 2-D tiles on 132 programs whose stores are periodic in pid, so the
 # GPU-shape replay runs its whole line grid: priced alike on every seed and secret in test_same_price_every_secret)
 BELOW_THE_COPY = {
@@ -45,6 +48,9 @@ BELOW_THE_COPY = {
     # at the model shape (256^3) 0.955x: three launches (zeroing, split-K, ReLU) against addmm's
     "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias": "three launches at the model shape, the GPU shape "
                                                                  "past the closure's bound",
+    # 128x128 tiles whatever the size: 4 programs at the 256^3 model shape (0.713x) against 2.31x at the GPU shape;
+    # the credit is the lower (the prompt names both sizes; picking tiles by size scores 0.884, as shipped)
+    "matmul_bias_relu__tf32x3_fixed_128_tiles": "4 programs at the model shape, where the credit is made",
 }
 
 

@@ -153,6 +153,16 @@ def test_the_prompt_shows_only_the_listed_shapes_and_says_hidden_ones_exist():
     assert "defaults to TF32" in prompt and "any order" in prompt
 
 
+def test_the_prompt_names_the_sizes_speed_is_priced_at_and_that_the_lower_speedup_counts():
+    """A kernel tuned for one size and credited at the other (128x128 tiles: 4 programs at the 256^3 model shape,
+    0.689 against 0.884 for the same math picking tiles by size) is the agent's to avoid only if it is told."""
+    matmul = task_prompt(get_task("matmul_bias_relu"), "cpu", 5)
+    assert "{M=256, K=256, N=256} (every program run) and {M=8191, K=2048, N=3001}" in matmul
+    assert "the lower speedup counts" in matmul
+    assert "priced at {M=64, C=32000}, every program run." in task_prompt(get_task("cross_entropy"), "cpu", 5)
+    assert "priced at" not in task_prompt(get_task("matmul_bias_relu"), "cuda", 5)
+
+
 def test_tf32_is_judged_per_task_by_running_the_reference_with_tf32_operands(tmp_path):
     assert tf32_admissible(get_task("matmul_bias_relu")) is False
     assert tf32_admissible(get_task("causal_attention")) is False
