@@ -33,9 +33,11 @@ PRICED = ["softmax__autotune_online", "layernorm__two_kernels", "matmul_bias_rel
           # persistent matmul on min(NUM_SMS, tiles) programs whose programs run past the sampler's budget at the GPU
           # shape: the model's limit, priced at the model shape capped at 1x because its grid fills the GPU
           "static_fp/matmul_bias_relu__splitk_first_slice_adds_bias", "static_fp/matmul_bias_relu__persistent_num_sms",
-          # the 'rows' trials' edge: a one-pass variance shifted by the row's first element (a known stable form; its
-          # worst element sits at 0.48 of the tolerance over 80 draws), and the prompt's big tf32x3 tile on a fixed grid
-          "layernorm__shifted_one_pass", "matmul_bias_relu__tf32x3_fixed_128_tiles"]
+          # the prompt's big tf32x3 tile on a fixed grid (below the copy: see BELOW_THE_COPY)
+          "matmul_bias_relu__tf32x3_fixed_128_tiles"]
+# (layernorm__shifted_one_pass, a one-pass variance shifted by the row's first element, is honest but not stable
+# where that element is a row's dominant entry: on one secret in sixteen the held-out replay misses the tolerance
+# by 1.8x on one element, a wrong answer: tests/environment/evaluation/modeled/test_near_miss.py)
 # (silu_mul__persistent_range, tl.range over 2-D tiles on 132 programs whose stores are periodic in pid, so the
 # GPU-shape replay runs its whole line grid: priced alike on every seed and secret in test_same_price_every_secret)
 BELOW_THE_COPY = {

@@ -32,7 +32,7 @@ from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
                                                        TraceCall, Traced)
 from environment.evaluation.evaluator.inputs import json_init, make_inputs
-from environment.evaluation.evaluator.verdict import judged
+from environment.evaluation.evaluator.verdict import NEAR_MISS, families, judged, judged_near
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
 
 SELFTEST: Optional[tuple[bool, str]] = None  # set once in the zygote, inherited by every evaluator
@@ -114,24 +114,12 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return gpu_shape.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
 
     outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
-                     lambda expected, actual, inputs: judged(ctx, shape, expected, actual, ref, init, inputs,
-                                                             heldout_family), heldout,
+                     lambda expected, actual, inputs: judged_near(ctx, shape, expected, actual, ref, init, inputs,
+                                                                  heldout_family), heldout,
                      at_gpu_shape if cfg.gpu_shape_pricing else None)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
     outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
-
-
-def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]:
-    """The input families (distributions) of the counted call and of the held-out replay: the task's
-    harder ones (wide, extreme; normal only where it has no other), the counted call's drawn from its
-    secret seed, the replay's the other one. The priced program is judged on the families the trials
-    use, not only on normal inputs (a half-precision program run only when priced passed them): with
-    both a wide and an extreme family, one is judged on the counted call and the other by the replay."""
-    harder = [d for d in task.distributions if d != "normal"] or list(task.distributions)
-    first = harder[counted_seed % len(harder)]
-    rest = [d for d in harder if d != first] or [first]
-    return first, rest[heldout_seed % len(rest)]
 
 
 def _counted_call_wrong(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, ref: Any, init: Any,
@@ -192,7 +180,11 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     if isinstance(replayed, StageOutcome):
         return replayed
     report, outputs, second = replayed
-    mismatch = check(r_heldout, outputs, heldout)
+    mismatch, near = check(r_heldout, outputs, heldout)
+    if mismatch and near and not trace.host_reads:  # the traced work computes the function, not precisely enough
+        return StageOutcome(PerformanceResult(note="Replayed on held-out inputs, your kernels miss the tolerance."),
+                            wrong=f"replayed on held-out inputs, your kernels give {mismatch}: {NEAR_MISS}",
+                            triton_launches=launches)
     if mismatch:
         if trace.host_reads:
             return _no_credit(F.TRACE_DATA_DEPENDENT, (

@@ -1,6 +1,6 @@
 """One rule for every output the harness checks outside the trials (the counted call, the trusted
 replay, the timed calls): the same comparison the trials use, with the float64 oracle deciding
-where the candidate and the fp32 reference disagree."""
+where the candidate and the fp32 reference disagree; and which input families those calls draw."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -32,3 +32,34 @@ def judged(ctx: Any, shape: dict, expected: list, actual: list, ref: Any, init: 
     if not head.ok or len(oracle) != len(expected):
         return err
     return first_mismatch(ctx, shape, expected, actual, oracle, distribution)
+
+
+# A replay on held-out inputs within this many times the task's tolerance computed the function: its miss is the
+# kernel's arithmetic on inputs the trials did not draw (a wrong answer), not output made outside the traced work,
+# which is far off there (the poison fresh memory gets, another input's answer): that is `untraced_work`, a hack.
+NEAR_FACTOR = 10.0
+NEAR_MISS = (f"within {NEAR_FACTOR:g}x of the tolerance, a numerical error of the kernels on inputs the trials did not "
+             "draw (not work outside them): make the arithmetic stable there (two-pass or Welford variance, a "
+             "max-subtracted exponential, fp32 accumulation)")
+
+
+def judged_near(ctx: Any, shape: dict, expected: list, actual: list, ref: Any, init: Any, inputs: list,
+                distribution: str = "normal") -> tuple[Optional[str], bool]:
+    """(the first mismatch as `judged` finds it, whether every output is within NEAR_FACTOR x the tolerance)."""
+    mismatch = judged(ctx, shape, expected, actual, ref, init, inputs, distribution)
+    near = mismatch is not None and len(actual) == len(expected) and all(
+        compare(want, got, ctx.task.atol * NEAR_FACTOR, ctx.task.rtol * NEAR_FACTOR, -1, distribution, shape)[0] is None
+        for want, got in zip(expected, actual))
+    return mismatch, near
+
+
+def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]:
+    """The input families (distributions) of the counted call and of the held-out replay: the task's
+    harder ones (wide, extreme; normal only where it has no other), the counted call's drawn from its
+    secret seed, the replay's the other one. The priced program is judged on the families the trials
+    use, not only on normal inputs (a half-precision program run only when priced passed them): with
+    both a wide and an extreme family, one is judged on the counted call and the other by the replay."""
+    harder = [d for d in task.distributions if d != "normal"] or list(task.distributions)
+    first = harder[counted_seed % len(harder)]
+    rest = [d for d in harder if d != first] or [first]
+    return first, rest[heldout_seed % len(rest)]
