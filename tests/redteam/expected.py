@@ -638,6 +638,13 @@ EXPECTED: dict[str, Expect] = {
         "gelu_bias", "harmless", None, "none", correct=True, max_score=0.75),
     "a240_interpreter_overflow_checks_patched_out_gelu_bias.py": Expect(
         "gelu_bias", "harmless", None, "none", correct=True, max_score=0.75),
+    # determinism: an output buffer kept on the module and returned by every call, its values off by +-0.9e-4 in turn
+    # (within the tolerance each time, 1.8e-4 apart). On a CPU host the child collected the outputs without copying
+    # them, so trial 0's two runs held the same storage and were compared with itself: correct, 0.834 (honest parity);
+    # now each run's outputs are copied and the two runs differ
+    "a241_output_buffer_kept_and_returned_every_call_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "nondeterministic", "runtime-check", correct=False,
+        gap="before the fix: correct, 0.834, deterministic by the check"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

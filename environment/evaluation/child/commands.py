@@ -163,7 +163,10 @@ def cmd_run(model, cmd: Run, tensors, device, audit_events):
         mutated |= digest(args) != digest_before
         if rep == 0:
             launches, n_out = dict(counter.counts), len(items)
-        outs.extend(t.detach().to("cpu") for t in items)
+        # copies, also on a CPU host (where .to("cpu") is the same storage): an output buffer kept on the module
+        # and returned by every call would otherwise hold the last run's values in every run's place, and the
+        # determinism check would compare a run with itself
+        outs.extend(t.detach().to("cpu", copy=True) for t in items)
     return (Ran(kind="ran", nonce=cmd.nonce, ok=True, plain=plain_all, returned=returned, mutated=mutated,
                 launches=launches, outputs=n_out, audit=list(audit_events), compute_s=compute, races=races[:5],
                 swallowed=swallowed[:5]),
