@@ -62,7 +62,11 @@ def curriculum_state(name: str) -> dict:
 
 @app.get("/sandbox", tags=["kernel_env"], summary="Backend and the sandbox layers this host offers")
 def sandbox() -> dict:
-    return harness.pool().describe()
+    try:
+        return harness.pool().describe()
+    except Exception as exc:  # the backend (a Ray cluster) unreachable: the environment's state, said as such
+        raise HTTPException(status_code=503, detail=f"the evaluation backend is unavailable ({type(exc).__name__}: "
+                                                    f"{exc}); check KERNEL_ENV_RAY_ADDRESS and the cluster") from None
 
 
 @app.on_event("startup")

@@ -10,6 +10,7 @@ results are a few KiB).
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Iterator, Optional
 
 STORE_BYTES = 80 * 2**20
@@ -26,6 +27,9 @@ def local_cluster(nodes: int = 2, cpus_per_node: float = 1, gpus_per_node: int =
     import ray
     from ray.cluster_utils import Cluster
 
+    # The head's Ray Client proxy gives each client's server process 30 s to come up; on a loaded 2-core host it
+    # took longer (grpc.FutureTimeoutError in ray_client_server.err) and a server joining through Ray Client failed
+    os.environ.setdefault("RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S", "180")
     head = {"num_cpus": 0, "object_store_memory": STORE_BYTES, "include_dashboard": False}
     if client_port:
         head["ray_client_server_port"] = client_port

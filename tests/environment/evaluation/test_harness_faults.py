@@ -179,3 +179,22 @@ def test_a_replayer_that_breaks_by_itself_says_so(tmp_path):
         replayer.kill()
         replayer.wait()
     assert not head.ok and head.harness and "the generated kernel module does not parse" in head.error
+
+
+def test_sandbox_route_answers_503_naming_the_backend_when_it_cannot_be_reached(monkeypatch):
+    """GET /sandbox when the backend cannot describe itself (a Ray cluster the server cannot reach: a Ray Client
+    proxy that timed out under load answered a bare 500 in CI): 503 with the cause and what to check."""
+    from fastapi.testclient import TestClient
+
+    import app as space
+    from environment.evaluation import harness
+
+    class Unreachable:
+        def describe(self):
+            raise ConnectionError("ray client connection timeout")
+
+    monkeypatch.setattr(harness, "pool", lambda: Unreachable())
+    reply = TestClient(space.app).get("/sandbox")
+    assert reply.status_code == 503
+    detail = reply.json()["detail"]
+    assert "ConnectionError: ray client connection timeout" in detail and "KERNEL_ENV_RAY_ADDRESS" in detail
