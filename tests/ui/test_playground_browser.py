@@ -89,10 +89,32 @@ def status(pg, elem_id: str = "play-status") -> str:
 
 
 def wait_status(pg, pattern: str, elem_id: str = "play-status", timeout_ms: int = STEP_TIMEOUT_MS) -> str:
-    pg.wait_for_function(
-        "([id, pat]) => new RegExp(pat, 'i').test(document.querySelector('#' + id)?.innerText || '')",
-        arg=[elem_id, pattern], timeout=timeout_ms)
+    """Wait for the status line to match; on a timeout, fail saying what it showed instead."""
+    try:
+        pg.wait_for_function(
+            "([id, pat]) => new RegExp(pat, 'i').test(document.querySelector('#' + id)?.innerText || '')",
+            arg=[elem_id, pattern], timeout=timeout_ms)
+    except Exception as e:
+        raise AssertionError(f"#{elem_id} never matched {pattern!r}; it shows {status(pg, elem_id)!r}") from e
     return status(pg, elem_id)
+
+
+def commit_value(pg, elem_id: str, value: str, tries: int = 3) -> None:
+    """Type ``value`` and wait until the page holds it: a fill that lands while Gradio mounts or re-renders the
+    field can be overwritten by its previous value (the fields of an accordion are absent until it opens). A
+    person never types that fast, so a field that lost the value is typed again, at most ``tries`` times; one
+    that never keeps it fails, naming the field and what it shows."""
+    box = pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
+    for _ in range(tries):
+        type_value(pg, elem_id, value)
+        try:
+            pg.wait_for_function(
+                "([id, v]) => (document.querySelector(`#${id} input, #${id} textarea`) || {}).value === v",
+                arg=[elem_id, value], timeout=5_000)
+            return
+        except Exception:
+            pass
+    raise AssertionError(f"#{elem_id} never kept {value!r} after {tries} tries: it shows {box.input_value()!r}")
 
 
 def stage_state(pg, stage: str, prefix: str = "play") -> str:
@@ -104,9 +126,8 @@ def timeline_rows(pg, elem_id: str = "timeline") -> list[str]:
 
 
 def use_stub_model(pg, stub: OpenAIStub, model: str) -> None:
-    type_value(pg, "base-url", stub.base_url)
-    type_value(pg, "model-id", model)
-    type_value(pg, "token", TOKEN)
+    for elem_id, value in (("base-url", stub.base_url), ("model-id", model), ("token", TOKEN)):
+        commit_value(pg, elem_id, value)
 
 
 def play_example(pg, example: str, step: int) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.support.openai_stub import OpenAIStub
 from tests.support.openenv_template import DIPG_QUESTION, dipg_env, mcp_env, template_env  # noqa: F401  (fixtures)
 from tests.support.web_server import playground_server
-from tests.ui.test_playground_browser import CHROMIUM, browser, shot, type_value  # noqa: F401  (fixture)
+from tests.ui.test_playground_browser import CHROMIUM, browser, commit_value, shot, type_value  # noqa: F401
 
 pytestmark = pytest.mark.browser
 STEP_MS = 60_000
@@ -47,26 +47,6 @@ def downloads(pg, server: str, elem_id: str) -> dict[str, str]:
     links.first.wait_for(timeout=STEP_MS)
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     return {h.rsplit("/", 1)[-1]: pg.request.get(h if h.startswith("http") else server + h).text() for h in hrefs}
-
-
-def commit_value(pg, elem_id: str, value: str, tries: int = 3) -> None:
-    """Type ``value`` into a field of the just-opened model accordion and wait until the page holds it.
-
-    Gradio mounts an accordion's fields when it opens; a fill that lands while a field is still mounting
-    can be overwritten by its initial value (seen twice in CI: the wait for the typed value ran out).
-    A person never types that fast, so a field that lost the value is typed again, at most ``tries``
-    times; one that never keeps it fails, naming the field and what it shows."""
-    box = pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
-    for _ in range(tries):
-        type_value(pg, elem_id, value)
-        try:
-            pg.wait_for_function(  # committed before Play reads it
-                "([id, v]) => (document.querySelector(`#${id} input, #${id} textarea`) || {}).value === v",
-                arg=[elem_id, value], timeout=5_000)
-            return
-        except Exception:
-            pass
-    raise AssertionError(f"#{elem_id} never kept {value!r} after {tries} tries: it shows {box.input_value()!r}")
 
 
 def model_plays(pg, steps: int) -> OpenAIStub:
