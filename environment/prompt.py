@@ -17,9 +17,20 @@ def _sizes(shape: dict[str, int]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
 
 
+_PRICED: dict[tuple[str, str], str] = {}
+
+
 def _priced_sizes(task: Task) -> str:
     """The sizes a CPU host prices speed at (the model shape, and the GPU shape that fits the pricer), so a
-    kernel is not tuned for one and credited at the other (a few 128x128 tiles at a 256^3 model shape)."""
+    kernel is not tuned for one and credited at the other (a few 128x128 tiles at a 256^3 model shape).
+    Found once per task and reference (it runs the reference's get_inputs on the meta device), not per reset."""
+    key = (task.id, task.reference_code)
+    if key not in _PRICED:
+        _PRICED[key] = _priced_text(task)
+    return _PRICED[key]
+
+
+def _priced_text(task: Task) -> str:
     from environment.evaluation.evaluator.gpu_plan import INPUT_CAP_BYTES, choose_shape, model_shape_of
     model = _sizes(model_shape_of(task))
     gpu, _ = choose_shape(task, task.load_reference(), INPUT_CAP_BYTES)

@@ -87,7 +87,7 @@ def plan_trials(task: Task, backend: str, seeds: list[int], hidden: int = 0, shu
     # Extreme inputs are dominated by a few entries per row, which would hide a lost row tail; the 'rows' family
     # makes one row in three so (the rest show it), and its long rows are where a one-pass variance fails: a
     # hidden shape of a `rows` task always draws it (a kernel exact only up to the listed rows' length passed)
-    rows = task.extreme == "rows"
+    rows = task.extreme == "rows" and "extreme" in dists
     hidden_dists = ["extreme"] if rows else [d for d in dists if d != "extreme"] or list(dists)
     trials = []
     for i, s in enumerate(seeds):
