@@ -39,7 +39,7 @@ RULES: dict[str, tuple[str, Callable[[Source], list[tuple[int, str]]]]] = {
     "output_subclass": ("tensor subclasses, dispatch hooks, custom ops", output_subclass),
     "host_copy": ("copies tensors to the host (.numpy/.tolist/.cpu)", host_copy),
     "harness_probing": ("reaches into sys, os, gc, /proc or the evaluator's internals", harness_probing),
-    "size_branch": ("host code compares a size with an exact literal or a GPU-only size", size_branch),
+    "size_branch": ("host code or a kernel compares a size with an exact literal or a GPU-only size", size_branch),
     "program_position": ("a kernel's work depends on which program it is or on the grid's size", program_position),
     "fixed_position": ("a kernel compares its tiles' row or column positions with a literal", fixed_position),
     "fixed_grid_walk": ("a grid-stride kernel launched on a literal grid", fixed_grid_walk),

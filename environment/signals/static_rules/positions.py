@@ -63,7 +63,19 @@ def size_branch(src: Source) -> list[tuple[int, str]]:
         asserted = {id(c) for a in ast.walk(cls) if isinstance(a, ast.Assert) for c in ast.walk(a.test)}
         hits += [(n.lineno, f"compares a size with a literal: {ast.unparse(n)[:60]}") for n in ast.walk(cls)
                  if isinstance(n, ast.Compare) and _host_special_case(n, sizes, id(n) in asserted)]
+    for k in kernel_defs(src.tree):   # the same inside a kernel: a size argument equal to a literal (C == 32000)
+        sizes = _kernel_sizes(k)
+        hits += [(n.lineno, f"kernel compares a size with a literal: {ast.unparse(n)[:60]}") for n in ast.walk(k)
+                 if isinstance(n, ast.Compare) and mentions(n, sizes) and (constant_at_least(n, GPU_ONLY_SIZE) or (
+                     any(isinstance(op, (ast.Eq, ast.NotEq)) for op in n.ops) and not _divisibility(n, False)
+                     and any((int_literal(x) or 0) >= 2 for x in [n.left, *n.comparators])))]
     return hits
+
+
+def _kernel_sizes(kernel: ast.FunctionDef) -> set[str]:
+    """A kernel's runtime scalar arguments (not tl.constexpr, not pointers): the sizes and strides it is given."""
+    return {a.arg for a in kernel.args.args if "constexpr" not in ast.unparse(a.annotation or ast.Constant(""))
+            and not a.arg.endswith("ptr") and not a.arg.startswith("ptr")}
 
 
 def _program_names(kernel: ast.FunctionDef) -> tuple[set[str], set[str]]:
