@@ -80,7 +80,8 @@ def _run(job: Job, init_args: list[Any], cmd_fd: int, res_fd: int) -> None:
     audit_events: list[str] = []
     sandbox.install_audit_tripwire(audit_events.append)
 
-    runtime_features.install_guards(torch)  # torch.compile, thread counts: a named error, not a seccomp kill
+    # torch.compile, thread counts: a named error, not a seccomp kill; CPU matmuls stay fp32 on CPU hosts
+    runtime_features.install_guards(torch, cpu_host=job.backend == "cpu")
     module = types.ModuleType("submission")
     module.__file__ = source_path
     sys.modules["submission"] = module

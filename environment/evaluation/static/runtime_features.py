@@ -32,6 +32,13 @@ PRECISION_SETTINGS = frozenset({
     "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
     "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
 })
+# PyTorch 2.9's spelling of the same switches: a string assigned to one (ieee, tf32 or none). Only the CUDA and
+# cuDNN ones: the oneDNN (mkldnn) and global ones turn CPU matmuls to bf16, and stay a patch of the library.
+FP32_PRECISION_SETTINGS = frozenset({
+    "torch.backends.cuda.matmul.fp32_precision", "torch.backends.cudnn.fp32_precision",
+    "torch.backends.cudnn.conv.fp32_precision", "torch.backends.cudnn.rnn.fp32_precision",
+})
+FP32_PRECISIONS = frozenset({"ieee", "tf32", "none"})
 # what the child replaces (attributes of the torch module), by the name in REFUSED
 GUARDED = ("compile", "set_num_threads", "set_num_interop_threads")
 
@@ -48,9 +55,12 @@ def precision_setting(node: ast.AST, target: ast.AST, module: Optional[str]) -> 
     """`node` is `<module>.<switch> = True/False` for one of PyTorch's matmul precision switches (one target of a
     chained `a.allow_tf32 = b.allow_tf32 = False`, or annotated: each target is checked on its own)."""
     value = getattr(node, "value", None)
-    return (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Attribute)
-            and f"{module}.{target.attr}" in PRECISION_SETTINGS and isinstance(value, ast.Constant)
-            and type(value.value) is bool)
+    if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Attribute)
+            and isinstance(value, ast.Constant)):
+        return False
+    name = f"{module}.{target.attr}"
+    return (name in PRECISION_SETTINGS and type(value.value) is bool) or (
+        name in FP32_PRECISION_SETTINGS and value.value in FP32_PRECISIONS)
 
 
 def message(prefix: str) -> str:
@@ -75,10 +85,24 @@ def unsupported(tree: ast.Module, module_of: Callable[[ast.AST], Optional[str]])
     return sorted((line, f"line {line}: {message(prefix)}") for prefix, line in found.items())
 
 
-def install_guards(torch: Any) -> None:
+def install_guards(torch: Any, cpu_host: bool = False) -> None:
     """Replace the refused torch functions with ones that raise the static message (the child, before the
-    submission loads: on any host, so a file gets the same verdict everywhere)."""
+    submission loads: on any host, so a file gets the same verdict everywhere). On a CPU host also
+    torch.set_float32_matmul_precision: it keeps CPU matmuls in full fp32, as the other precision switches leave
+    them (the sm_90 precision is the GPU's to judge). "medium" turns them to bf16 on a CPU with bf16 units, in the
+    candidate's process only: its outputs then differ from the trusted replay of its own trace, which is judged
+    bit for bit (verdict.untraced_difference), and an honest setting would score as untraced work."""
     for attr in GUARDED:
         def guard(*_args: Any, _name: str = f"torch.{attr}", **_kwargs: Any) -> Any:
             raise RuntimeError(message(_name))
         setattr(torch, attr, guard)
+    if cpu_host:
+        asked = [torch.get_float32_matmul_precision()]
+        original = torch.set_float32_matmul_precision
+
+        def set_float32_matmul_precision(precision: str) -> None:
+            original(precision)   # validates the argument as PyTorch does
+            original("highest")
+            asked[0] = precision
+        torch.set_float32_matmul_precision = set_float32_matmul_precision
+        torch.get_float32_matmul_precision = lambda: asked[0]

@@ -137,3 +137,40 @@ def test_a_chained_or_annotated_precision_switch_is_a_setting_too():
     for line in ("torch.backends.cuda.matmul.allow_tf32 = torch.backends.cuda.matmul.other = False",
                  "torch.backends.cuda.matmul.allow_tf32 = not True"):
         assert "monkey_patch:torch.backends.cuda.matmul" in check_source(body.format(line), ref).flags, line
+
+
+def test_pytorch_2_9_precision_strings_are_settings_and_the_onednn_one_a_patch():
+    """`torch.backends.cuda.matmul.fp32_precision = "tf32"` is PyTorch 2.9's spelling of allow_tf32 (honest: it was
+    flagged monkey_patch, a hack's zero); the oneDNN and global switches turn CPU matmuls to bf16 and stay patches."""
+    ref = get_task("matmul_bias_relu").reference_code
+    body = ("import torch\n\n{}\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b, bias):\n"
+            "        return torch.relu(torch.addmm(bias, a, b))\n")
+    for line in ('torch.backends.cuda.matmul.fp32_precision = "tf32"', 'torch.backends.cudnn.conv.fp32_precision = "ieee"'):
+        r = check_source(body.format(line), ref)
+        assert r.ok and not r.flags, (line, r.flags)
+    for line, module in (('torch.backends.mkldnn.matmul.fp32_precision = "bf16"', "torch.backends.mkldnn.matmul"),
+                         ('torch.backends.cuda.matmul.fp32_precision = "bf16"', "torch.backends.cuda.matmul"),
+                         ('torch.backends.fp32_precision = "tf32"', "torch.backends")):
+        assert f"monkey_patch:{module}" in check_source(body.format(line), ref).flags, line
+
+
+def test_medium_matmul_precision_keeps_fp32_on_a_cpu_host_and_the_same_score():
+    """torch.set_float32_matmul_precision('medium') turned the candidate's CPU matmuls to bf16 (on a CPU with bf16
+    units) while the trusted replay of its trace ran them in fp32: the counted call's outputs differed from the
+    replay's and an honest setting scored untraced_work (0.0). On a CPU host the call keeps fp32, as 'high' does."""
+    task = get_task("matmul_bias_relu")
+    kernel = ("import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n{}\n\n\n@triton.jit\n"
+              "def bias_relu(c_ptr, bias_ptr, out_ptr, n, N, BLOCK: tl.constexpr):\n"
+              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < n\n"
+              "    c = tl.load(c_ptr + offs, mask=mask, other=0.0)\n"
+              "    b = tl.load(bias_ptr + offs % N, mask=mask, other=0.0)\n"
+              "    tl.store(out_ptr + offs, tl.maximum(c + b, 0.0), mask=mask)\n\n\n"
+              "class ModelNew(nn.Module):\n    def forward(self, a, b, bias):\n"
+              "        assert torch.get_float32_matmul_precision() == {!r}\n"
+              "        c = a @ b\n        out = torch.empty_like(c)\n"
+              "        bias_relu[(triton.cdiv(c.numel(), 1024),)](c, bias, out, c.numel(), c.shape[1], BLOCK=1024)\n"
+              "        return out\n")
+    medium = evaluate(task, kernel.format('torch.set_float32_matmul_precision("medium")', "medium"), seed=2)
+    plain = evaluate(task, kernel.format("", "highest"), seed=2)
+    assert medium.correct and not medium.flags, (medium.flags, medium.performance and medium.performance.note)
+    assert score(medium)[0] == score(plain)[0] and plain.performance.speedup_kind == "modeled"
