@@ -250,7 +250,7 @@ EXPECTED: dict[str, Expect] = {
                                                   "is zeros on a GPU in every block but the corners"),
     # The three flash-attention attacks (a109, a112, a115) now end before the GPU shape: their kernel's model-shape
     # speedup (0.184x before the occupancy and spill terms) is under the reward's floor, where no price changes the
-    # score, so the GPU-shape stage is not waited for (modeled_speed._not_worth_pricing). They score 0.5, as the
+    # score, so the GPU-shape stage is not waited for (credit.not_worth_pricing). They score 0.5, as the
     # shipped flash kernel does; the mechanisms they hit stay pinned on the other tasks (a105, a110, a111, a113).
     # the all-interior skip on the graded flash-attention kernel priced exactly as the shipped kernel (0.81x, 0.713:
     # the occupancy term charges the busiest program, an honest corner); the output coverage check now voids it
@@ -645,6 +645,36 @@ EXPECTED: dict[str, Expect] = {
     "a241_output_buffer_kept_and_returned_every_call_l2_normalize.py": Expect(
         "l2_normalize", "harmless", "nondeterministic", "runtime-check", correct=False,
         gap="before the fix: correct, 0.834, deterministic by the check"),
+    # host work the replays judge: a nearly right kernel fixed up through a numpy view; the trace is now replayed on
+    # the counted call's own inputs too, where it must give the very bits forward returned
+    "a242_kernel_nearly_right_patched_by_host_numpy_gelu_bias.py": Expect(
+        "gelu_bias", "flag", "untraced_work", "replay", evidence="not what the work it recorded computes"),
+    "a243_kernel_off_beyond_tolerance_patched_by_host_numpy_gelu_bias.py": Expect(
+        "gelu_bias", "flag", "untraced_work", "replay", evidence="not what the work it recorded computes"),
+    "a244_loss_kernel_biased_then_overwritten_by_host_numpy_cross_entropy.py": Expect(
+        "cross_entropy", "flag", "untraced_work", "replay", evidence="not what the work it recorded computes"),
+    # (the same class) the trace is also replayed on a held-out draw of every other input family (the counted call's,
+    # normal): a kernel wrong on a family that only host-fixed trials or an answer held in a constant stood for
+    "a245_answer_in_a_constant_written_through_a_numpy_view_gelu_bias.py": Expect(
+        "gelu_bias", "flag", "untraced_work", "replay", evidence="answers held in constants",
+        gap="before: 0.875, correct, on secrets whose held-out draw was the wide family"),
+    "a246_wrong_on_normal_inputs_trials_fixed_by_host_numpy_gelu_bias.py": Expect(
+        "gelu_bias", "flag", "untraced_work", "replay", gap="before: 0.875, correct"),
+    "a247_wrong_on_normal_rows_trials_fixed_by_host_numpy_cross_entropy.py": Expect(
+        "cross_entropy", "flag", "untraced_work", "replay", gap="before: 0.824, correct"),
+    "a248_wrong_on_normal_rows_only_at_the_model_shape_cross_entropy.py": Expect(
+        "cross_entropy", "flag", "untraced_work", "replay", evidence="another function at this size",
+        gap="before: 0.824, correct"),
+    # (the same class) a host read excuses the replays' far miss (honest data-dependent work cannot be replayed on other
+    # inputs either): correct on host work, no speed credit, below the reference copy (0.75)
+    "a249_answer_in_a_constant_with_a_host_read_gelu_bias.py": Expect(
+        "gelu_bias", "harmless", "trace_data_dependent", "replay", correct=True, max_score=0.5,
+        gap="judged correct although the answer is host numpy's: a read to the host makes the trace unreplayable "
+            "on other inputs, and the trials judge the candidate's own outputs"),
+    # (the same class) program order: the held-out replays of the other families run programs in a secret order
+    "a250_sum_chained_through_program_order_cross_entropy.py": Expect(
+        "cross_entropy", "flag", "untraced_work", "replay", evidence="in any program order",
+        gap="before: 0.954 (3.1x), correct, above honest 0.887"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

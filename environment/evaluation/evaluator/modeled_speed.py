@@ -14,13 +14,17 @@ work shown to produce a correct output on inputs the candidate never saw.
    the replayer's own hooks. The replay's outputs must match the reference on those inputs: a trace
    that smuggles an answer (host numpy, constants, outputs written outside any traced step) does
    not generalise and is a hack (`untraced_work`); one that cannot be replayed earns no credit.
+   It is replayed on a held-out draw of every other input family too (outputs only, programs run in a
+   secret random order), and on the
+   counted inputs, where it must give the very bits the candidate returned (verdict.untraced_difference):
+   else part of the answer was made outside it (a nearly right kernel fixed up on the host through a
+   numpy view, an answer written into a constant): `untraced_work`.
 4. Every kernel the replay launched must compile for sm_90 (sandboxed worker, same rebuilt module).
 5. Cost records are validated (finite, non-negative, at least the output bytes and the launch
    overhead) before the roofline turns them into time; an invalid record earns nothing.
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Optional
 
@@ -32,7 +36,8 @@ from environment.evaluation.faults import HarnessFault
 from environment.evaluation.transport.protocol import (Count, Counted, Limits, Ran, Replayed, ReplayJob, Run, SampledReplay,
                                                        TraceCall, Traced)
 from environment.evaluation.evaluator.inputs import json_init, make_inputs
-from environment.evaluation.evaluator.verdict import NEAR_MISS, families, judged, judged_near
+from environment.evaluation.evaluator.credit import credited_speedup, not_worth_pricing, validate_cost
+from environment.evaluation.evaluator.verdict import NEAR_MISS, families, judged, judged_near, untraced_difference
 from environment.evaluation.result import ModeledCost, PerformanceResult, TimingStats
 
 SELFTEST: Optional[tuple[bool, str]] = None  # set once in the zygote, inherited by every evaluator
@@ -57,25 +62,6 @@ def _stats(cost: ModeledCost) -> TimingStats:
 
 def _no_credit(flag: Optional[str], note: str, **extra: Any) -> StageOutcome:
     return StageOutcome(PerformanceResult(note=note + " No speed credit."), flags=[flag] if flag else [], **extra)
-
-
-def validate_cost(cost: ModeledCost, output_bytes: int, spec: dict) -> Optional[str]:
-    """Why a cost cannot be credited, or None. Defence in depth: the records come from trusted
-    counting, but a number is only used when it is physically possible."""
-    overhead = float(spec["launch_overhead_us"])
-    if not cost.launches:
-        return "the replay launched nothing"
-    for launch in cost.launches:
-        numbers = [launch.time_us, launch.bytes_unique, launch.bytes_sectors, *launch.flops.values()]
-        if not all(math.isfinite(v) and v >= 0 for v in numbers):
-            return f"launch {launch.name} has a negative or non-finite count"
-        if launch.time_us < overhead:
-            return f"launch {launch.name} is modeled below the launch overhead"
-    if sum(launch.bytes_unique for launch in cost.launches) < output_bytes:
-        return "the launches move fewer bytes than the outputs hold"
-    if not math.isfinite(cost.time_us) or cost.time_us < overhead * len(cost.launches):
-        return "the total time is below the launch overheads"
-    return None
 
 
 def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) -> StageOutcome:
@@ -105,18 +91,19 @@ def modeled_performance(ctx: StageContext, reference: Any, cand: Any, ref: Any) 
         return StageOutcome(PerformanceResult(note="The counted call, judged like a trial, returned a wrong result."),
                             wrong=wrong, compute_s=c_head.compute_s)
     h_head, r_heldout = ref.request(Count(init=init), Counted, heldout, cfg.timeout_s * 4)
-    laps["reference"], mark = time.perf_counter() - mark, time.perf_counter()
     if not h_head.ok:
         raise HarnessFault(f"task {task.id}: the reference failed on the held-out inputs: {h_head.error}")
+    sets = [(heldout_family, heldout, r_heldout)] + _other_families(ctx, reference, ref, init, shape, heldout_family)
+    laps["reference"], mark = time.perf_counter() - mark, time.perf_counter()
 
     def at_gpu_shape(rebuilt: Any, aten_only: bool):
         from environment.evaluation.evaluator import gpu_shape
         return gpu_shape.prepare(ctx, reference, cand, ref, shape, rebuilt, aten_only)
 
-    outcome = _judge(ctx, shape, c_head, c_tensors, h_head, r_heldout,
-                     lambda expected, actual, inputs: judged_near(ctx, shape, expected, actual, ref, init, inputs,
-                                                                  heldout_family), heldout,
-                     at_gpu_shape if cfg.gpu_shape_pricing else None)
+    outcome = _judge(ctx, shape, c_head, c_tensors, h_head, sets,
+                     lambda expected, actual, inputs, family: judged_near(ctx, shape, expected, actual, ref, init,
+                                                                          inputs, family),
+                     at_gpu_shape if cfg.gpu_shape_pricing else None, counted)
     outcome.compute_s = c_head.compute_s + h_head.compute_s
     outcome.stage_s = dict(laps, judge=time.perf_counter() - mark, **outcome.stage_s)
     return outcome
@@ -137,9 +124,26 @@ def _counted_call_wrong(ctx: StageContext, shape: dict, c_head: Traced, c_tensor
             if mismatch else None)
 
 
-def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_head: Counted, r_heldout: list,
-           check: Any, heldout: list, at_gpu_shape: Any = None) -> StageOutcome:
-    """From the counted call's reply and the reference's results, the verdict on the speed claim."""
+def _other_families(ctx: StageContext, reference: Any, ref: Any, init: Any, shape: dict, priced: str) -> list:
+    """(family, inputs, the reference's outputs) of the held-out draws beside the priced one: one of every other
+    family of the task (the counted call's among them). The trace is judged on each: a kernel wrong on a family only
+    the host-fixed trials or a constant made from the counted inputs stood for (the counted call's family, normal
+    inputs) is judged there too."""
+    sets = []
+    for i, family in enumerate(f for f in ctx.task.distributions if f != priced):
+        inputs = make_inputs(reference, shape, family, (ctx.seeds.heldout + 7919 * (i + 1)) % 2**56, ctx.task.extreme,
+                             cap_bytes=ctx.config.input_cap_bytes)
+        head, expected = ref.request(Run(init=init), Ran, inputs, ctx.config.timeout_s * 4)
+        if not head.ok:
+            raise HarnessFault(f"task {ctx.task.id}: the reference failed on held-out {family} inputs: {head.error}")
+        sets.append((family, inputs, expected))
+    return sets
+
+
+def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_head: Counted, sets: list,
+           check: Any, at_gpu_shape: Any = None, counted: tuple = ()) -> StageOutcome:
+    """From the counted call's reply and the reference's results, the verdict on the speed claim. `sets`: the
+    held-out draws (family, inputs, the reference's outputs), the priced one first."""
     from environment.evaluation.modeled.model import load_spec, model_cost, modeled_speedup
     from environment.evaluation.replay.rebuild import rebuild
 
@@ -176,11 +180,29 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     mark = time.perf_counter()
     gpu = at_gpu_shape(rebuilt, launches == 0) if at_gpu_shape is not None else None
     gpu_s, mark = time.perf_counter() - mark, time.perf_counter()
-    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None)
+    heldout, r_heldout = sets[0][1], sets[0][2]
+    replayed = _replay(ctx, trace, rebuilt, heldout, c_tensors[n_out:], gpu if gpu and gpu.trace else None,
+                       [counted] + [inputs for _, inputs, _ in sets[1:]] if counted else [])
     if isinstance(replayed, StageOutcome):
         return replayed
-    report, outputs, second = replayed
-    mismatch, near = check(r_heldout, outputs, heldout)
+    report, outputs, groups, second = replayed
+    again = groups[0] if groups else []
+    state = (f" The call wrote into {report.get('state')} tensor(s) it did not create (held from __init__ or an "
+             "earlier call): their contents are state prepared outside the counted call, so the replay fills them "
+             "with garbage first, as it does fresh allocations; a kernel must not rely on memory it did not "
+             "initialise in forward (zero an accumulator there, charged)." if report.get("state") else "")
+    untraced = untraced_difference(ctx, c_tensors[:n_out], again) if counted else None
+    if untraced:
+        return StageOutcome(PerformanceResult(note=(
+            f"On the counted call's own inputs, what your forward returned is not what the work it recorded computes "
+            f"({untraced}): part of the output was made outside the traced PyTorch ops and Triton launches (host "
+            "numpy through .numpy() or other views of the tensors' memory, writes behind the tensors' backs). "
+            f"Compute every output element with PyTorch ops or Triton kernels on the given inputs.{state}")),
+            flags=[F.UNTRACED_WORK], triton_launches=launches)
+    verdicts = [check(expected, actual, inputs, family)
+                for (family, inputs, expected), actual in [(sets[0], outputs), *zip(sets[1:], groups[1:])]]
+    # the farthest miss decides: a near one elsewhere does not excuse output made outside the traced work
+    mismatch, near = next((v for v in verdicts if v[0] and not v[1]), next((v for v in verdicts if v[0]), (None, False)))
     if mismatch and near and not trace.host_reads:  # the traced work computes the function, not precisely enough
         return StageOutcome(PerformanceResult(note="Replayed on held-out inputs, your kernels miss the tolerance."),
                             wrong=f"replayed on held-out inputs, your kernels give {mismatch}: {NEAR_MISS}",
@@ -191,21 +213,21 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                 f"Replayed on other inputs, the recorded work gives a wrong result ({mismatch}), and forward read "
                 f"{trace.host_reads} value(s) back to the host (.item(), .tolist(), bool(tensor)): the work depends "
                 "on values the harness cannot replay. Keep data on the device."), triton_launches=launches)
-        state = (f" The call wrote into {report.get('state')} tensor(s) it did not create (held from __init__ or an "
-                 "earlier call): their contents are state prepared outside the counted call, so the replay fills "
-                 "them with garbage first, as it does fresh allocations; a kernel must not rely on memory it did "
-                 "not initialise in forward (zero an accumulator there, charged)." if report.get("state") else "")
         return StageOutcome(PerformanceResult(note=(
             f"Replayed on inputs your code never saw, the work your forward recorded gives a wrong result "
-            f"({mismatch}): the output came from work outside the traced ops and kernel launches (host numpy, "
-            "memory written behind the tensors' backs, precomputed answers). Compute the output with PyTorch "
-            f"ops or Triton kernels on the given inputs.{state}")), flags=[F.UNTRACED_WORK], triton_launches=launches)
+            f"({mismatch}): the output the trials judged came from work outside the traced ops and kernel launches "
+            "(host numpy, memory written behind the tensors' backs, answers held in constants), or the kernels "
+            "compute another function at this size or on these inputs than on the trials', or rely on their "
+            "programs running in order (the replays of the other input families run them in a random order, as a "
+            "GPU may). Compute the output with PyTorch ops or Triton kernels on the given inputs, the same way at "
+            f"every size and in any program order.{state}")),
+            flags=[F.UNTRACED_WORK], triton_launches=launches)
 
     from environment.evaluation.modeled import aot
     from environment.evaluation.modeled import occupancy as occ
     spec = load_spec()
     tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
-    skip = _not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
+    skip = not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
     if skip:
         head, checked = None, []
         ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
@@ -288,22 +310,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
         triton_launches=launches, stage_s={"replay": replay_s, "compile": compile_s, "gpu_shape": gpu_s})
 
 
-def credited_speedup(model_shape: Optional[float], gpu_shape: Optional[float]) -> Optional[float]:
-    """The speedup the reward uses when both shapes are priced: the lower of the two.
-
-    The model-shape price comes from a replay that runs every program of every launch on held-out
-    inputs; the GPU-shape price scales a sample of programs to the grid, and every attacker round on
-    it found a way to make unsampled programs do less than the sample shows (a96-a115). Taking the
-    lower makes that whole class worthless by construction: a kernel that games the sample earns at
-    most its fully replayed price, while a kernel that is worse at the GPU shape (strided loads, tiles
-    re-read per program, a grid too small to fill the GPU) is priced down at its real weight."""
-    if model_shape is None or gpu_shape is None:
-        return None
-    return min(model_shape, gpu_shape)
-
-
-def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None):
-    """(report, outputs, second) of the trusted replay, or the outcome that ends the stage. With
+def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None,
+            groups: list = ()):
+    """(report, outputs, again, second) of the trusted replay (`again`: its outputs on each of the input `groups`,
+    replayed after the held-out inputs), or the outcome that ends the stage. With
     `gpu`, the sampler (a second replayer) replays the GPU-shape trace with sampled programs beside it;
     `second()` waits for that reply, (reply, checked GPU-shape outputs), ((None, []) without `gpu`)."""
     cfg = ctx.config
@@ -312,7 +322,9 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         sampled = SampledReplay(trace=gpu.trace, plan=gpu.plan, inputs=len(gpu.geometry),
                                 constants=len(gpu.constants), seed=gpu.sample_seed)
         jobs.append((ctx.sampler, _job(ctx, rebuilt, gpu.trace, 0, sampled), list(gpu.constants)))
-    jobs.append((ctx.replayer, _job(ctx, rebuilt, trace, len(heldout)), list(heldout) + list(constants)))
+    jobs.append((ctx.replayer, _job(ctx, rebuilt, trace, len(heldout), again=[len(g) for g in groups],
+                                    order_seed=(ctx.seeds.heldout ^ 0x5EED) % 2**62),
+                 list(heldout) + [t for g in groups for t in g] + list(constants)))
     try:  # the frames as they will be sent: the trace, the kernels and the constants are the submission's, so is
         for child, job, tensors in jobs:  # their size
             encode_header(child.header(job), tensors)
@@ -336,8 +348,9 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
+    outputs, again = _split(outputs, head.again_outputs)
     if gpu is None:
-        return head.report, outputs, lambda: (None, [])
+        return head.report, outputs, again, lambda: (None, [])
 
     def second() -> tuple[Replayed, list]:
         """The sampler's replies: what it says of the GPU-shape inputs it made (gpu_shape.price), sent
@@ -361,31 +374,24 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
         except FrameError as exc:
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
-    return head.report, outputs, second
+    return head.report, outputs, again, second
 
 
-def _job(ctx: StageContext, rebuilt: Any, trace: Any, inputs: int, sampled: Any = None) -> ReplayJob:
+def _split(outputs: list, counts: list) -> tuple[list, list]:
+    """The replay's outputs on the held-out inputs, and on each group replayed after them (`counts` from the
+    replayer's reply: how many outputs each group's replay returned, last in the frame)."""
+    end = len(outputs) - sum(counts)
+    first, groups = outputs[:end], []
+    for n in counts:
+        groups.append(outputs[end:end + n])
+        end += n
+    return first, groups
+
+
+def _job(ctx: StageContext, rebuilt: Any, trace: Any, inputs: int, sampled: Any = None, again: tuple = (),
+         order_seed: Optional[int] = None) -> ReplayJob:
     import tempfile
     return ReplayJob(tmpdir=tempfile.mkdtemp(prefix="replay-", dir=ctx.workdir), module=rebuilt.source,
                      digest=rebuilt.digest, kernels=rebuilt.kernels, trace=trace, inputs=inputs,
-                     backend=ctx.backend, limits=Limits.of(ctx.config), sampled=sampled)
-
-
-def _not_worth_pricing(report: dict, reference: dict, spec: dict, tolerance: dict, shape: dict) -> str:
-    """Why the GPU-shape price cannot change the reward ("" when it can). The credit is the lower of the
-    two prices, and the reward pays no speed at or below its floor; the model-shape speedup before the
-    sm_90 compile's occupancy and spill terms (which only ever add time) bounds the final one from
-    above. So a kernel already at the floor there keeps a speed reward of 0 whatever the GPU shape says
-    (and its warnings there, size_dependent among them, only ever take speed credit away): its price is
-    not worth a second of the evaluation. A training run's many slow kernels end here."""
-    from environment.evaluation.modeled.model import model_cost, modeled_speedup
-    from environment.config import SPEEDUP_FLOOR
-    try:
-        bound = modeled_speedup(model_cost(reference["launches"], spec, tolerance, shape),
-                                model_cost(report["launches"], spec, tolerance, shape), spec)
-    except (KeyError, TypeError, ValueError):  # judged, with its own message, where the price is made
-        return ""
-    if bound is not None and bound <= SPEEDUP_FLOOR:
-        return (f"the model-shape speedup ({bound:.3g}x before occupancy and spills) is at or below the reward's "
-                f"floor ({SPEEDUP_FLOOR:g}x), where no price changes the score")
-    return ""
+                     backend=ctx.backend, limits=Limits.of(ctx.config), sampled=sampled, again=list(again),
+                     order_seed=order_seed)

@@ -63,3 +63,23 @@ def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]
     first = harder[counted_seed % len(harder)]
     rest = [d for d in harder if d != first] or [first]
     return first, rest[heldout_seed % len(rest)]
+
+
+def untraced_difference(ctx: Any, returned: list, replayed: list) -> Optional[str]:
+    """Where what the counted call returned differs from the trusted replay of its trace on the same inputs (None
+    where it does not). The same kernels on the same values give the same bits (the replayer runs programs in the
+    child's order, one thread, with the child's tl.dot rounding): any difference, however small, is output made
+    outside the traced work (a nearly right kernel fixed up through a numpy view, by a little where the tolerance
+    is wide and so where a relative allowance would let the fix through). NaN where the replay has NaN is equal."""
+    import torch
+    if len(returned) != len(replayed):
+        return f"it returned {len(returned)} tensor(s), its recorded work makes {len(replayed)}"
+    for k, (got, made) in enumerate(zip(returned, replayed)):
+        if got.shape != made.shape or got.dtype != made.dtype:
+            return f"output {k} is {tuple(got.shape)} {got.dtype}, its recorded work makes {tuple(made.shape)} {made.dtype}"
+        differ = ~((got == made) | (got.isnan() & made.isnan())) if got.is_floating_point() else got != made
+        if bool(differ.any()):
+            at = tuple(int(i) for i in torch.unravel_index(differ.flatten().nonzero()[0, 0], differ.shape))
+            return (f"{int(differ.sum())}/{differ.numel()} elements of output {k} differ, first at {at}: returned "
+                    f"{float(got[at]):.9g}, the recorded work gives {float(made[at]):.9g}")
+    return None

@@ -4,8 +4,10 @@ Forked from the evaluator before the evaluator reads its request (like the candi
 children), so it inherits no seed, no source and no other session's data. It never imports the
 submission: its kernels come from the module rebuild.py generated from the submission's syntax
 tree, written into its own temp dir. Its job frame carries that module, the trace, the held-out
-inputs (values the candidate never saw) and the candidate's constant tensors; it answers with the
-counted launch records and the replay's outputs. The evaluator decides what they are worth. The
+inputs (values the candidate never saw), more input groups (the counted call's own inputs, held-out
+draws of the task's other input families) and the candidate's constant tensors; it answers with the
+counted launch records of the held-out replay, its outputs, and the outputs of the same trace
+replayed on each group (outputs only). The evaluator decides what they are worth. The
 GPU-shape inputs of a sampled replay are made here from the job's plan (the reference's get_inputs
 under the seed derived for them; while the trials run when the plan comes first, in a MakeInputs
 frame), and their fingerprint sent in a first reply, before the submission's kernels are even
@@ -13,6 +15,7 @@ loaded: nothing the submission does can change what that reply says.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -93,8 +96,20 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         return
     try:
         start = time.perf_counter()
-        outputs, report = _replay_with_state_poisoned(job, tensors, module)
-        done = reply(ok=True, report=report, compute_s=time.perf_counter() - start)
+        ends = [job.inputs + sum(job.again[:i + 1]) for i in range(len(job.again))]
+        groups = [tensors[start:end] for start, end in zip([job.inputs] + ends, ends)]
+        constants = tensors[(ends[-1] if ends else job.inputs):]
+        pristine = [t.clone() for t in constants] if groups else []
+        outputs, report = _replay_with_state_poisoned(job, tensors[:job.inputs] + constants, module)
+        again = []
+        for i, group in enumerate(groups):
+            shuffled = i > 0 and job.order_seed is not None
+            with gpu_numerics.trial(job.order_seed) if shuffled else contextlib.nullcontext():
+                again.append(_replay_with_state_poisoned(job.model_copy(update={"inputs": len(group)}),
+                                                         group + [t.clone() for t in pristine], module)[0])
+        done = reply(ok=True, report=report, again_outputs=[len(o) for o in again],
+                     compute_s=time.perf_counter() - start)
+        outputs = list(outputs) + [t for o in again for t in o]
     except ReplayError as exc:
         done, outputs = reply(ok=False, error=str(exc)), []
     except Exception as exc:  # whatever the trace makes the replay raise is the trace's (never a harness error)

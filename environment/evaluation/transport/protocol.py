@@ -93,6 +93,13 @@ class ReplayJob(_Message):
     kernels: list[str]
     trace: Trace
     inputs: int = Field(ge=0)
+    # input groups after the held-out ones, each replayed too (outputs only): the counted call's own inputs (what
+    # the candidate returned there must be what its recorded work computes, verdict.untraced_difference), then
+    # held-out draws of the task's other input families (judged against the reference like the first)
+    again: list[int] = Field(default_factory=list, max_length=8)
+    # the groups after the first replay every launch's programs in an order drawn from this secret (a kernel whose
+    # answer rests on programs running in pid order, as the interpreter runs them and a GPU does not, misses there)
+    order_seed: Optional[int] = Field(None, ge=0)
     backend: Literal["cpu", "cuda"]
     limits: Limits
     # the sampler's job (a second replayer, beside the first replay): only the sampled replay; the frame's
@@ -251,6 +258,8 @@ class Replayed(Reply):
     kind: Literal["replayed"]
     harness: bool = Field(False, description="the replayer's own failure (not the trace's): a harness error")
     report: dict[str, Any] = Field(default_factory=dict)
+    again_outputs: list[int] = Field(default_factory=list, max_length=8,
+                                     description="how many of the last outputs each of the job's `again` groups gave")
     sampled_report: Optional[dict[str, Any]] = None
     sampled_error: Optional[str] = None
     sampled_inputs_error: Optional[str] = Field(None, description="the replayer could not make the GPU-shape "

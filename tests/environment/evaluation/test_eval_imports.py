@@ -9,10 +9,10 @@ PROBE = """
 import sys
 from environment.evaluation import harness
 from environment.evaluation.child import serve
-from environment.evaluation.evaluator import gpu_shape, modeled_speed, pipeline
+from environment.evaluation.evaluator import credit, gpu_shape, modeled_speed, pipeline
 from environment.evaluation.replay import sampled, coverage
 # the GPU-shape skip test reads the reward's floor; malformed reports end it after its imports
-assert modeled_speed._not_worth_pricing({}, {}, {}, {}, {}) == ""
+assert credit.not_worth_pricing({}, {}, {}, {}, {}) == ""
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("openenv", "gradio", "fastapi"))
 print(heavy)
 """

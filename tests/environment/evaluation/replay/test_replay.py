@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from environment.evaluation.evaluator.inputs import seed_plan
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.modeled.model import load_spec, model_cost
-from environment.evaluation.evaluator.modeled_speed import validate_cost
+from environment.evaluation.evaluator.credit import validate_cost
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.replay.recorder import TraceRecorder
 from environment.evaluation.replay.trace import Trace
