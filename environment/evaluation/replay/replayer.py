@@ -100,13 +100,12 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         groups = [tensors[start:end] for start, end in zip([job.inputs] + ends, ends)]
         constants = tensors[(ends[-1] if ends else job.inputs):]
         pristine = [t.clone() for t in constants] if groups else []
-        outputs, report = _replay_with_state_poisoned(job, tensors[:job.inputs] + constants, module)
+        outputs, report, poisoned = _replay_with_state_poisoned(job, tensors[:job.inputs] + constants, module)
         again = []
         for i, group in enumerate(groups):
             shuffled = i > 0 and job.order_seed is not None
             with gpu_numerics.trial(job.order_seed) if shuffled else contextlib.nullcontext():
-                again.append(_replay_with_state_poisoned(job.model_copy(update={"inputs": len(group)}),
-                                                         group + [t.clone() for t in pristine], module)[0])
+                again.append(_outputs_only(job, group, [t.clone() for t in pristine], module, poisoned))
         done = reply(ok=True, report=report, again_outputs=[len(o) for o in again],
                      compute_s=time.perf_counter() - start)
         outputs = list(outputs) + [t for o in again for t in o]
@@ -120,8 +119,8 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
 
 
-def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[list, dict]:
-    """(outputs, report) of the full replay. A trace that writes into (or returns) memory it did not
+def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[list, dict, frozenset]:
+    """(outputs, report, the poisoned state storages) of the full replay. A trace that writes into (or returns) memory it did not
     create is run again from the job's own tensors with that memory poisoned: its contents were
     prepared outside the counted call, uncharged (execute.py). The report's `state` counts it."""
     pristine = [t.clone() for t in tensors] if len(tensors) > job.inputs else []
@@ -132,8 +131,17 @@ def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], mod
         with torch.no_grad(), counter:
             outputs = replay.run()
         if replay.state <= poisoned:
-            return outputs, dict(counter.report(outputs=outputs), state=len(poisoned))
+            return outputs, dict(counter.report(outputs=outputs), state=len(poisoned)), poisoned
         poisoned, run = poisoned | frozenset(replay.state), [t.clone() for t in pristine]
+
+
+def _outputs_only(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor], module,
+                  poisoned: frozenset) -> list[torch.Tensor]:
+    """The trace's outputs on other inputs, uncounted (a counter never entered: no hook counts, no launch record),
+    with the state the counted replay found poisoned the same way."""
+    with torch.no_grad():
+        return Replay(job.trace, inputs, constants, module, job.kernels, CostCounter(lifts_are_copies=True),
+                      poisoned).run()
 
 
 def _send_sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.Tensor], module, res_fd: int,
