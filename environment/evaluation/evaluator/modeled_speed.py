@@ -191,7 +191,7 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
              "earlier call): their contents are state prepared outside the counted call, so the replay fills them "
              "with garbage first, as it does fresh allocations; a kernel must not rely on memory it did not "
              "initialise in forward (zero an accumulator there, charged)." if report.get("state") else "")
-    untraced = untraced_difference(ctx, c_tensors[:n_out], again) if counted else None
+    untraced = untraced_difference(c_tensors[:n_out], again) if counted else None
     if untraced:
         return StageOutcome(PerformanceResult(note=(
             f"On the counted call's own inputs, what your forward returned is not what the work it recorded computes "

@@ -65,7 +65,7 @@ def families(task: Any, counted_seed: int, heldout_seed: int) -> tuple[str, str]
     return first, rest[heldout_seed % len(rest)]
 
 
-def untraced_difference(ctx: Any, returned: list, replayed: list) -> Optional[str]:
+def untraced_difference(returned: list, replayed: list) -> Optional[str]:
     """Where what the counted call returned differs from the trusted replay of its trace on the same inputs (None
     where it does not). The same kernels on the same values give the same bits (the replayer runs programs in the
     child's order, one thread, with the child's tl.dot rounding): any difference, however small, is output made
