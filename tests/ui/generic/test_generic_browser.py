@@ -185,8 +185,8 @@ def test_mcp_environment_gets_a_form_per_tool(browser, server, mcp_env):  # noqa
     step_shown(pg, 1)
     choose(pg, "gen-tool", "shout")
     pg.wait_for_selector("#gen-f-text", timeout=STEP_MS)
-    type_value(pg, "gen-f-text", "hey")
-    type_value(pg, "gen-f-times", "3")
+    commit_value(pg, "gen-f-text", "hey")   # the tool's fields mount after the choice: a fill can be overwritten
+    commit_value(pg, "gen-f-times", "3")
     pg.click("#gen-step")
     step_shown(pg, 2)
     assert "HEY HEY HEY" in pg.inner_text("#gen-episode [data-step='2']")
