@@ -84,7 +84,7 @@ def steps_shown(pg) -> int:
 def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server, template_env):  # noqa: F811
     context, pg = started(browser, server, template_env)
     assert "at `" not in pg.inner_text("#gen-info") and template_env in pg.inner_text("#gen-info")
-    type_value(pg, "gen-f-message", "hello <b>browser</b>")
+    commit_value(pg, "gen-f-message", "hello <b>browser</b>")
     pg.click("#gen-step")
     step_shown(pg, 1)
     assert pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward") == "1.0"  # 19 chars, capped
@@ -97,7 +97,7 @@ def test_template_env_by_hand_by_model_reload_compare_and_export(browser, server
     wait_text(pg, "gen-status", "Connected")
     pg.wait_for_selector("#gen-summary-body", timeout=STEP_MS)
     assert steps_shown(pg) == 1 and pg.get_attribute("#gen-summary-body", "data-episode") == first_episode
-    type_value(pg, "gen-f-message", "again")
+    commit_value(pg, "gen-f-message", "again")
     pg.click("#gen-step")
     step_shown(pg, 2)
 
@@ -157,7 +157,7 @@ def test_kernel_export_tab_also_writes_the_collect_format(browser, server):  # n
 def test_pypi_environment_by_hand_and_by_model_survives_a_reload_and_exports(browser, server, dipg_env):  # noqa: F811
     context, pg = started(browser, server, dipg_env)
     assert DIPG_QUESTION in pg.inner_text("#gen-episode [data-step='0'] [data-field='question']")
-    type_value(pg, "gen-f-llm_response", "Two patients responded.")
+    commit_value(pg, "gen-f-llm_response", "Two patients responded.")
     pg.click("#gen-step")
     step_shown(pg, 1)
     reward = float(pg.get_attribute("#gen-episode [data-step='1'] .gen-reward", "data-reward"))
@@ -180,7 +180,7 @@ def test_mcp_environment_gets_a_form_per_tool(browser, server, mcp_env):  # noqa
 
     context, pg = started(browser, server, mcp_env)
     assert "`add`" not in pg.inner_text("#gen-info") and "add, shout" in pg.inner_text("#gen-info")
-    type_value(pg, "gen-f-n", "5")
+    commit_value(pg, "gen-f-n", "5")
     pg.click("#gen-step")
     step_shown(pg, 1)
     choose(pg, "gen-tool", "shout")
