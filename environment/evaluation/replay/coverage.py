@@ -22,11 +22,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR, sorted_unique
+from environment.evaluation.replay.tile_lattice import Lattice
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
 # a few thousand; an output an aten op wrote whole is checked at this many positions drawn from the seed.
@@ -52,6 +54,7 @@ class SampledStores:
     owners: list
     written: np.ndarray
     spread: tuple = ()    # the axes its atomic programs were completed along (program_weights)
+    lattice: Optional[Lattice] = None   # the 2-D tiling a line grid enumerates (tile_lattice), weighed by it
 
     def overwrites(self, t: torch.Tensor) -> bool:
         """Whether programs this sample did not run may store into t's allocation (some run program did)."""
@@ -213,12 +216,16 @@ def class_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]
     return weights
 
 
-def program_weights(programs: list, grid: tuple, stored: list[int], spread: tuple = ()) -> list[float]:
-    """How many programs of the grid each run program stands for (position_weights), a sampled program's weight
+def program_weights(programs: list, grid: tuple, stored: list[int], spread: tuple = (),
+                    lattice: Optional[Lattice] = None) -> list[float]:
+    """How many programs of the grid each run program stands for (position_weights, or by its tile's class on the
+    `lattice` a line grid enumerates: tile_lattice), a sampled program's weight
     then shared evenly by the whole column it was completed along (`spread`: the axes sampled.completion ran every
     program of; "complete" programs otherwise stand for nothing). A split-K kernel's column is one output tile's
     whole sum: which split of it does the work is then no matter (red team a180: one interior split per tile did
     all of it, and the sampled light splits priced a matmul at no FLOPs)."""
+    if lattice is not None:
+        return lattice.weights(programs)
     weights = position_weights(programs, grid, stored)
     if not spread:
         return weights
@@ -312,7 +319,8 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
         sets = {k: sorted_unique(np.concatenate(v)) for k, v in per.items() if 0 <= k < len(launch.programs)}
         sets = {k: s[~seen[s]] for k, s in sets.items()}   # a later store of a counted element covers nothing new
         weights = program_weights(launch.programs, launch.grid,
-                                  [sets[k].size if k in sets else 0 for k in range(len(launch.programs))], launch.spread)
+                                  [sets[k].size if k in sets else 0 for k in range(len(launch.programs))], launch.spread,
+                                  launch.lattice)
         sets = {k: s for k, s in sets.items() if weights[k] and s.size}
         stored = sum(s.size for s in sets.values())
         if not stored:

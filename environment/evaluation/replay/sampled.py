@@ -37,8 +37,8 @@ import torch
 
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong
-from environment.evaluation.replay import closure
-from environment.evaluation.replay.line_grid import line_probes, sample_line
+from environment.evaluation.replay import closure, tile_lattice
+from environment.evaluation.replay.line_grid import line_axis, line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, outliers, stray_writers  # noqa: F401 (re-exported)
 
@@ -251,10 +251,13 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
     if made is not None:
         made.since = len(sink.ledger.history)
         sink.producers.append(made)
+    lattice = None if spread or line_axis(grid) is None else tile_lattice.infer(
+        chosen, grid, launch.store_log, launch.store_program, [*args_dev, *kwargs.values()])
     sink.sampled_launches.append(SampledStores(chosen, grid, launch.store_log, launch.store_program, launch.writes,
-                                               spread))
+                                               spread, lattice))
     sink.records[-1] = scale_record(sink.records[-1], launch.per_program, chosen, grid,
-                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]), spread)
+                                    launch.reads, launch.writes, storage_spans([*args_dev, *kwargs.values()]), spread,
+                                    lattice)
     return launch.store_log
 
 
@@ -295,7 +298,8 @@ def storage_spans(values) -> list[tuple[int, int]]:
 
 
 def scale_record(record: dict, per_program: list[dict], programs: list, grid: tuple[int, int, int],
-                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]], spread: tuple = ()) -> dict:
+                 reads: np.ndarray, writes: np.ndarray, storages: list[tuple[int, int]], spread: tuple = (),
+                 lattice=None) -> dict:
     """The launch record of the whole grid from its sampled programs' counts (((x, y, z), role) per run
     program), each program weighed as in the coverage (coverage.program_weights: by its kind of grid position,
     or along a line grid between its run neighbours), so an honest tiling's masked edge tiles and a persistent
@@ -308,7 +312,7 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
         raise RuntimeError(f"{len(per_program)} programs counted, {len(programs)} run")
     roles = [r for _, r in programs]
     total = grid[0] * grid[1] * grid[2]
-    weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread)
+    weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread, lattice)
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):

@@ -1,0 +1,132 @@
+"""A line grid that enumerates a 2-D tiling (program p stores the tile at (p // tiles_n, p % tiles_n), or a
+grouped order as in Triton's matmul tutorial) weighed as the 2-D grid it is.
+
+Along the line, such a grid's store counts are periodic: every program whose tile falls in the output's last,
+partial column stores less, wherever it lies among its neighbours, so the line's interpolation between run
+programs (coverage.position_weights) is off by whatever share of the grid the draw's partial tiles happened to
+stand for (the tutorial-tiles matmul at 8191 x 3001: the coverage estimate fell short on about 1 draw in 30,
+and the solution lost its credit on those secrets). When every program the sample ran stored exactly one tile
+of one lattice, clipped to the output, at distinct lattice positions, and the lattice has as many tiles as the
+grid has programs, each program is weighed by its lattice position's class (first, interior or last tile on
+each axis), as a 2-D grid's programs are (coverage.class_weights): an honest tiling's estimate is then exact
+whichever programs the seed drew. A class none was drawn from is stood for by a drawn class clipped on the same
+axes, else on more of them (scaled up by the two classes' tile areas: its stores are counted exactly), else by
+any (never scaled down: a narrower tile whose loads are clamped, as the tutorial's are, does a whole tile's
+work, and a price may only err upwards). A draw where any run program stored anything else (no tile, two
+tiles, part of its tile, another program's tile) keeps the line's weights, as before.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import torch
+
+SAMPLED_ROLES = ("corner", "stratum", "check", "probe")
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """Tiles of rows x cols over an output of extent (rows, cols); `positions[i]`: run program i's tile (row, col)."""
+    tile: tuple[int, int]
+    extent: tuple[int, int]
+    positions: tuple
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        return tuple(-(-e // t) for e, t in zip(self.extent, self.tile))
+
+    def _area(self, key: tuple[int, int]) -> int:
+        return math.prod(e - (g - 1) * t if k == 2 else t
+                         for k, e, t, g in zip(key, self.extent, self.tile, self.tiles))
+
+    def weights(self, programs: list) -> list[float]:
+        """How many programs each run program stands for, by its tile's class; tile areas scale a class that
+        no run program lies in to the one that stands for it (see the module docstring)."""
+        tiles = self.tiles
+        keys = [tuple(_position(c, g) for c, g in zip(pos, tiles)) for pos in self.positions]
+        members: dict[tuple, list[int]] = {}
+        for i, key in enumerate(keys):
+            members.setdefault(key, []).append(i)
+
+        def chosen(key: tuple) -> list[int]:
+            found = members.get(key, [])
+            return ([i for i in found if programs[i][1] in ("corner", "stratum")]
+                    or [i for i in found if programs[i][1] in SAMPLED_ROLES])
+
+        weights = [0.0] * len(programs)
+        axes = [(0,) if g == 1 else (0, 2) if g == 2 else (0, 1, 2) for g in tiles]
+        for key in itertools.product(*axes):
+            size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, tiles))
+            stand, scale = chosen(key), 1.0
+            if not stand:
+                drawn = [k for k in itertools.product(*axes) if chosen(k)]
+                same = [k for k in drawn if _clipped(k) == _clipped(key)]
+                wider = [k for k in drawn if _clipped(k) > _clipped(key)]
+                sub = (same or wider or drawn or [None])[0]
+                if sub is None:
+                    continue
+                stand, scale = chosen(sub), max(1.0, self._area(key) / self._area(sub))
+            for i in stand:
+                weights[i] += size * scale / len(stand)
+        return weights
+
+
+def _clipped(key: tuple) -> frozenset:
+    return frozenset(a for a, k in enumerate(key) if k == 2)
+
+
+def _position(c: int, g: int) -> int:
+    return 0 if c == 0 else 2 if c == g - 1 else 1
+
+
+def infer(programs: list, grid: tuple, store_log: list, store_program: list, tensors: list) -> Optional[Lattice]:
+    """The lattice a line grid's run programs stored their tiles on (module docstring), or None."""
+    total = math.prod(grid)
+    run = [i for i, (_, role) in enumerate(programs) if role in SAMPLED_ROLES]
+    if len(run) != len(programs) or len(programs) >= total or not store_log:
+        return None
+    owners = np.asarray(store_program, dtype=np.int64)
+    for t in tensors:
+        lattice = _on(t, programs, store_log, owners, total)
+        if lattice is not None:
+            return lattice
+    return None
+
+
+def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> Optional[Lattice]:
+    if not isinstance(t, torch.Tensor) or t.dim() < 2 or not t.is_contiguous() or not t.numel():
+        return None
+    item, base, cols = t.element_size(), t.data_ptr(), t.shape[-1]
+    rows = t.numel() // cols
+    boxes = []
+    per: dict[int, list[np.ndarray]] = {}
+    for (addrs, size), k in zip(store_log, owners):
+        rel = np.asarray(addrs, dtype=np.int64) - base
+        if size != item or rel.size and (rel.min() < 0 or rel.max() >= t.numel() * item or (rel % item).any()):
+            return None   # a store outside t (or not of whole elements of it): not a tiling of t
+        per.setdefault(int(k), []).append(rel // item)
+    for k in range(len(programs)):
+        if k not in per:
+            return None   # a program storing nothing: a masked tail, or one skipping its tile
+        flat = np.unique(np.concatenate(per[k]))
+        r, c = flat // cols, flat % cols
+        box = (int(r.min()), int(r.max()) + 1, int(c.min()), int(c.max()) + 1)
+        if flat.size != (box[1] - box[0]) * (box[3] - box[2]):
+            return None   # not one whole rectangle
+        boxes.append(box)
+    tile = (max(b[1] - b[0] for b in boxes), max(b[3] - b[2] for b in boxes))
+    extent = (rows, cols)
+    positions = []
+    for r0, r1, c0, c1 in boxes:
+        if r0 % tile[0] or c0 % tile[1] or r1 != min(r0 + tile[0], rows) or c1 != min(c0 + tile[1], cols):
+            return None   # not the lattice tile at its position, clipped to the output
+        positions.append((r0 // tile[0], c0 // tile[1]))
+    lattice = Lattice(tile=tile, extent=extent, positions=tuple(positions))
+    gm, gn = lattice.tiles
+    if gm < 2 or gn < 2 or gm * gn != total or len(set(positions)) != len(positions):
+        return None   # a tiling along one axis is a line; a grid of another size, or a tile stored twice, no lattice
+    return lattice
