@@ -185,7 +185,23 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
                        [counted] + [inputs for _, inputs, _ in sets[1:]] if counted else [])
     if isinstance(replayed, StageOutcome):
         return replayed
-    report, outputs, groups, second = replayed
+    report, outputs, groups_of, second = replayed
+    from environment.evaluation.modeled import aot
+    from environment.evaluation.modeled import occupancy as occ
+    spec = load_spec()
+    tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
+    skip = not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
+    if skip:
+        ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
+    elif gpu is not None:
+        from environment.evaluation.evaluator import gpu_shape
+        gpu_shape.start_reference(gpu)   # beside the other replays, now that its price can matter
+    groups = groups_of()
+    if gpu is not None:
+        from environment.evaluation.evaluator import gpu_shape
+        gpu_shape.collect(gpu)   # before the verdicts, which may ask the reference's child for its float64 outputs
+    if isinstance(groups, StageOutcome):
+        return groups
     again = groups[0] if groups else []
     state = (f" The call wrote into {report.get('state')} tensor(s) it did not create (held from __init__ or an "
              "earlier call): their contents are state prepared outside the counted call, so the replay fills them "
@@ -223,19 +239,10 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
             f"every size and in any program order.{state}")),
             flags=[F.UNTRACED_WORK], triton_launches=launches)
 
-    from environment.evaluation.modeled import aot
-    from environment.evaluation.modeled import occupancy as occ
-    spec = load_spec()
-    tolerance = {"atol": task.atol, "rtol": task.rtol, "tf32_admissible": task.tf32_admissible}
-    skip = not_worth_pricing(report, h_head.report, spec, tolerance, shape) if gpu is not None else ""
     if skip:
         head, checked = None, []
-        ctx.sampler.kill()   # its CPU goes back to what is left of the evaluation
     else:
-        from environment.evaluation.evaluator import gpu_shape
-        gpu_shape.start_reference(gpu)   # beside the sampler's replay, now that its price can matter
         head, checked = second()           # the GPU-shape replay's reply
-        gpu_shape.collect(gpu)  # whatever the replay's verdict: the reference child's reply is read
     replay_s = time.perf_counter() - mark
     sampled = (head.sampled_report or {}) if head is not None else {}
     mark = time.perf_counter()   # one sm_90 compile of every signature, both replays: before pricing (occupancy)
@@ -312,8 +319,8 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
 
 def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constants: list, gpu: Any = None,
             groups: list = ()):
-    """(report, outputs, again, second) of the trusted replay (`again`: its outputs on each of the input `groups`,
-    replayed after the held-out inputs), or the outcome that ends the stage. With
+    """(report, outputs, groups_of, second) of the trusted replay (`groups_of()`: its outputs on each of the input
+    `groups`, replayed after the held-out inputs), or the outcome that ends the stage. With
     `gpu`, the sampler (a second replayer) replays the GPU-shape trace with sampled programs beside it;
     `second()` waits for that reply, (reply, checked GPU-shape outputs), ((None, []) without `gpu`)."""
     cfg = ctx.config
@@ -348,9 +355,24 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
         raise HarnessFault(f"the replayer failed: {head.error}")
     if not head.ok:
         return _no_credit(F.UNREPLAYABLE, f"The trusted replay of the counted call failed: {head.error}.")
-    outputs, again = _split(outputs, head.again_outputs)
+
+    def groups_of():
+        """The outputs of the trace replayed on each input group (the replayer's second reply, sent while the
+        evaluator starts the reference at the GPU shape), or the outcome that ends the stage."""
+        if not groups:
+            return []
+        try:
+            again, outputs = ctx.replayer.receive(Replayed, max(0.0, deadline - time.monotonic()))
+        except ChildDied as died:
+            return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels on other inputs stopped: "
+                                              f"{died.reason}.")
+        if not again.ok:
+            return _no_credit(F.UNREPLAYABLE, f"The trusted replay of your kernels on other inputs failed: "
+                                              f"{again.error}.")
+        return _split(outputs, again.again_outputs)[1]
+
     if gpu is None:
-        return head.report, outputs, again, lambda: (None, [])
+        return head.report, outputs, groups_of, lambda: (None, [])
 
     def second() -> tuple[Replayed, list]:
         """The sampler's replies: what it says of the GPU-shape inputs it made (gpu_shape.price), sent
@@ -374,7 +396,7 @@ def _replay(ctx: StageContext, trace: Any, rebuilt: Any, heldout: list, constant
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"it stopped: {died.reason}"), []
         except FrameError as exc:
             return Replayed(kind="replayed", nonce="", ok=True, sampled_error=f"its reply is malformed: {exc}"), []
-    return head.report, outputs, again, second
+    return head.report, outputs, groups_of, second
 
 
 def _split(outputs: list, counts: list) -> tuple[list, list]:

@@ -94,33 +94,55 @@ def _serve(job: ReplayJob, tensors: list[torch.Tensor], cmd_fd: int, res_fd: int
     if job.sampled is not None:  # the sampler: the GPU-shape replay (the replayer runs the first one beside it)
         _send_sampled(job, inputs, tensors, module, res_fd, reply)
         return
-    try:
-        start = time.perf_counter()
-        ends = [job.inputs + sum(job.again[:i + 1]) for i in range(len(job.again))]
-        groups = [tensors[start:end] for start, end in zip([job.inputs] + ends, ends)]
-        constants = tensors[(ends[-1] if ends else job.inputs):]
-        pristine = [t.clone() for t in constants] if groups else []
-        outputs, report, poisoned = _replay_with_state_poisoned(job, tensors[:job.inputs] + constants, module)
-        again = []
+    # two replies: the counted replay's (its report decides whether the GPU-shape price can matter, so the evaluator
+    # starts the reference there while the groups replay), then the groups' outputs
+    ends = [job.inputs + sum(job.again[:i + 1]) for i in range(len(job.again))]
+    groups = [tensors[start:end] for start, end in zip([job.inputs] + ends, ends)]
+    constants = tensors[(ends[-1] if ends else job.inputs):]
+    pristine = [t.clone() for t in constants] if groups else []
+    start = time.perf_counter()
+    done = _replayed(reply, lambda: _replay_with_state_poisoned(job, tensors[:job.inputs] + constants, module))
+    if not _sent(res_fd, reply, *done[:2]) or not done[0].ok or not groups:
+        return
+    poisoned = done[2]
+
+    def again() -> tuple:
+        outputs = []
         for i, group in enumerate(groups):
             shuffled = i > 0 and job.order_seed is not None
             with gpu_numerics.trial(job.order_seed) if shuffled else contextlib.nullcontext():
-                again.append(_outputs_only(job, group, [t.clone() for t in pristine], module, poisoned))
-        done = reply(ok=True, report=report, again_outputs=[len(o) for o in again],
-                     compute_s=time.perf_counter() - start)
-        outputs = list(outputs) + [t for o in again for t in o]
+                outputs.append(_outputs_only(job, group, [t.clone() for t in pristine], module, poisoned))
+        return [t for o in outputs for t in o], {"again_outputs": [len(o) for o in outputs]}, None
+    _sent(res_fd, reply, *_replayed(reply, again, start)[:2])
+
+
+def _replayed(reply, work, start: Optional[float] = None) -> tuple:
+    """(reply, outputs, what else `work` gave) of one part of the replay; `work()` gives (outputs, the report or
+    the reply's other fields, more). Whatever the trace makes the replay raise is the trace's (never a harness
+    error)."""
+    start = time.perf_counter() if start is None else start
+    try:
+        outputs, said, more = work()
     except ReplayError as exc:
-        done, outputs = reply(ok=False, error=str(exc)), []
-    except Exception as exc:  # whatever the trace makes the replay raise is the trace's (never a harness error)
-        done, outputs = reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"), []
+        return reply(ok=False, error=str(exc)), [], None
+    except Exception as exc:
+        return reply(ok=False, error=f"{type(exc).__name__}: {str(exc)[:500]}"), [], None
+    return reply(ok=True, compute_s=time.perf_counter() - start, **said), list(outputs), more
+
+
+def _sent(res_fd: int, reply, done: Replayed, outputs: list) -> bool:
+    """Send one reply; False when the trace made it too large to send (a failed reply said so instead)."""
     try:
         send_reply(res_fd, done, outputs)
+        return True
     except frames.FrameError as exc:  # a report or outputs the trace made too large to send: the trace's
         send_reply(res_fd, reply(ok=False, error=f"the replay's results are too large to send back ({exc})"))
+        return False
 
 
-def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], module) -> tuple[list, dict, frozenset]:
-    """(outputs, report, the poisoned state storages) of the full replay. A trace that writes into (or returns) memory it did not
+def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor],
+                                module) -> tuple[list, dict, frozenset]:
+    """(outputs, {"report": its report}, the poisoned state storages) of the full replay. A trace that writes into (or returns) memory it did not
     create is run again from the job's own tensors with that memory poisoned: its contents were
     prepared outside the counted call, uncharged (execute.py). The report's `state` counts it."""
     pristine = [t.clone() for t in tensors] if len(tensors) > job.inputs else []
@@ -131,7 +153,7 @@ def _replay_with_state_poisoned(job: ReplayJob, tensors: list[torch.Tensor], mod
         with torch.no_grad(), counter:
             outputs = replay.run()
         if replay.state <= poisoned:
-            return outputs, dict(counter.report(outputs=outputs), state=len(poisoned)), poisoned
+            return outputs, {"report": dict(counter.report(outputs=outputs), state=len(poisoned))}, poisoned
         poisoned, run = poisoned | frozenset(replay.state), [t.clone() for t in pristine]
 
 
