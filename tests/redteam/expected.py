@@ -675,6 +675,12 @@ EXPECTED: dict[str, Expect] = {
     "a250_sum_chained_through_program_order_cross_entropy.py": Expect(
         "cross_entropy", "flag", "untraced_work", "replay", evidence="in any program order",
         gap="before: 0.954 (3.1x), correct, above honest 0.887"),
+    # the sample's estimate: a line grid weighed as the 2-D tiling it enumerates (replay/tile_lattice.py) let the
+    # programs every draw runs (corners, probes) store zeros and stand for whole classes; they now weigh 1 each, and
+    # programs 0 and G-1 must store the lattice's first and last tiles
+    "a251_public_programs_store_zeros_rows_redone_by_a_second_launch_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True,
+        gap="before the fix: 0.847-0.851 (1.72-1.75x at the GPU shape), above honest 0.834"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -9,7 +9,9 @@ and the solution lost its credit on those secrets). When every program the sampl
 of one lattice, clipped to the output, at distinct lattice positions, and the lattice has as many tiles as the
 grid has programs, each program is weighed by its lattice position's class (first, interior or last tile on
 each axis), as a 2-D grid's programs are (coverage.class_weights): an honest tiling's estimate is then exact
-whichever programs the seed drew. A class none was drawn from is stood for by a drawn class clipped on the same
+whichever programs the seed drew. Programs run whatever the seed (the line's corners and probes) stand for
+their own tiles only (the lattice's first and last tiles: programs 0 and G-1 must store them); a class none was
+drawn from is stood for by a drawn class clipped on the same
 axes, else on more of them (scaled up by the two classes' tile areas: its stores are counted exactly), else by
 any (never scaled down: a narrower tile whose loads are clamped, as the tutorial's are, does a whole tile's
 work, and a price may only err upwards). A draw where any run program stored anything else (no tile, two
@@ -45,22 +47,30 @@ class Lattice:
 
     def weights(self, programs: list) -> list[float]:
         """How many programs each run program stands for, by its tile's class; tile areas scale a class that
-        no run program lies in to the one that stands for it (see the module docstring)."""
+        no program drawn from the secret lies in to the one that stands for it (see the module docstring)."""
         tiles = self.tiles
         keys = [tuple(_position(c, g) for c, g in zip(pos, tiles)) for pos in self.positions]
         members: dict[tuple, list[int]] = {}
         for i, key in enumerate(keys):
             members.setdefault(key, []).append(i)
 
+        # programs run whatever the seed (the line's corners and probes) are no sample: each stands for its own tile
+        # only, and a class is shared by the members drawn from the secret (red team a251: four public programs
+        # storing zeros, their rows recomputed by a second launch, stood for 2/7 of the interior and whole edges)
+        fixed = [i for i, (_, role) in enumerate(programs) if role in ("corner", "probe")]
+
         def chosen(key: tuple) -> list[int]:
             found = members.get(key, [])
-            return ([i for i in found if programs[i][1] in ("corner", "stratum")]
-                    or [i for i in found if programs[i][1] in SAMPLED_ROLES])
+            return [i for i in found if programs[i][1] == "stratum"] or [i for i in found if programs[i][1] == "check"]
 
         weights = [0.0] * len(programs)
+        for i in fixed:
+            weights[i] = 1.0
         axes = [(0,) if g == 1 else (0, 2) if g == 2 else (0, 1, 2) for g in tiles]
         for key in itertools.product(*axes):
-            size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, tiles))
+            size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, tiles)) - sum(keys[i] == key for i in fixed)
+            if size <= 0:
+                continue
             stand, scale = chosen(key), 1.0
             if not stand:
                 drawn = [k for k in itertools.product(*axes) if chosen(k)]
@@ -129,4 +139,7 @@ def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> O
     gm, gn = lattice.tiles
     if gm < 2 or gn < 2 or gm * gn != total or len(set(positions)) != len(positions):
         return None   # a tiling along one axis is a line; a grid of another size, or a tile stored twice, no lattice
+    ends = {p[0]: pos for (p, _), pos in zip(programs, positions) if p[0] in (0, total - 1)}
+    if ends != {0: (0, 0), total - 1: (gm - 1, gn - 1)}:
+        return None   # the first and last programs store the first and last tiles (row-major, column-major, grouped)
     return lattice
