@@ -1,12 +1,13 @@
-"""RED TEAM a251: the shipped rows kernel for l2_normalize (one row per program on a 1-D grid), with the
-output handed to the kernel as a [M / d, d N] view (d the smallest divisor of M from 3 up: 17 at 4097 rows), so
-each program's row is one tile of a d x (M / d) lattice and the sampler weighs programs by tile class
-(replay/tile_lattice.py). Four programs that every sampled replay runs store zeros (no loads) into rows whose
-class they then stand for:
-  pid 0, pid G-1 (corners: preferred members, never range-checked) -> two interior rows: ~2/7 of the interior
-  pid 1, pid G-2 (probes: stand for a class no stratum hit, ~70% of draws) -> rows of edge classes (1,0), (1,2)
-A 4-program launch of the same kernel run after (run whole by the sampler, priced exactly) computes those four
-rows for real: every output element is exact. Only where the grid has >= 1024 programs (not at the model shape)."""
+"""The l2_normalize rows kernel on a [M/17, 17N] view of the output (each row one tile of a lattice: replay/tile_lattice.py), its four public programs (corners 0 and G-1, probes 1 and G-2) storing zeros at no cost and a 4-program second launch redoing their rows, so they stood for 2/7 of the interior and whole edge classes; before corners and probes weighed 1 each: 0.847-0.851 above honest 0.834."""
+# RED TEAM a251: the shipped rows kernel for l2_normalize (one row per program on a 1-D grid), with the
+# output handed to the kernel as a [M / d, d N] view (d the smallest divisor of M from 3 up: 17 at 4097 rows), so
+# each program's row is one tile of a d x (M / d) lattice and the sampler weighs programs by tile class
+# (replay/tile_lattice.py). Four programs that every sampled replay runs store zeros (no loads) into rows whose
+# class they then stand for:
+#   pid 0, pid G-1 (corners: preferred members, never range-checked) -> two interior rows: ~2/7 of the interior
+#   pid 1, pid G-2 (probes: stand for a class no stratum hit, ~70% of draws) -> rows of edge classes (1,0), (1,2)
+# A 4-program launch of the same kernel run after (run whole by the sampler, priced exactly) computes those four
+# rows for real: every output element is exact. Only where the grid has >= 1024 programs (not at the model shape).
 import torch
 import torch.nn as nn
 import triton
