@@ -246,10 +246,10 @@ def program_weights(programs: list, grid: tuple, stored: list[int], spread: tupl
 
 def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[float]:
     """How many programs of the grid each sampled program stands for (they sum to the grid's programs), in
-    the coverage and in the scaled counts alike. A grid along one axis is a line: its first and last
-    programs weigh 1, and every other program lies between two run interior programs (the ends of the
-    interior, programs 1 and G-2, are always run: line_grid.line_probes), so it counts half as each
-    (interpolation). A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
+    the coverage and in the scaled counts alike. A grid along one axis is a line: the programs every draw runs
+    (its first and last, and the ends of its interior, programs 1 and G-2: line_grid.line_probes) weigh 1 each,
+    every program between two interior programs drawn from the secret counts half as each (interpolation), and
+    those between an end of the interior and the nearest drawn one count as that one. A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
     one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
     so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
     class (class_weights): their tiles are alike but for the masked edges. A grid run whole (a small one, or a line
@@ -265,15 +265,19 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     for i, (pos, role) in enumerate(programs):
         if role != "complete":
             at.setdefault(pos[axis], i)
-    inner = sorted(c for c in at if 0 < c < n - 1)
+    # the line's probes at 1 and G-2 (line_grid.line_probes) run whatever the seed, as the corners do: each stands
+    # for itself only, and the programs between it and the first (last) interior program drawn from the secret count
+    # as that one (red team a251: probes storing zeros, their rows redone by a second launch, stood for half the gap)
+    public = {c for c in (1, n - 2) if c in at and programs[at[c]][1] == "probe"}
+    inner = sorted(c for c in at if 0 < c < n - 1 and c not in public)
     if not inner:
         return class_weights(programs, grid, stored)
     weights = [0.0] * len(programs)
-    for c in (0, n - 1):
+    for c in (0, n - 1, *public):
         if c in at:
             weights[at[c]] += 1.0
-    weights[at[inner[0]]] += inner[0] - 1          # programs 1 .. the first run interior one (none once probed)
-    weights[at[inner[-1]]] += n - 2 - inner[-1]
+    weights[at[inner[0]]] += inner[0] - 1 - (1 in public)          # programs 1 .. the first drawn interior one
+    weights[at[inner[-1]]] += n - 2 - inner[-1] - (n - 2 in public)
     for c in inner:
         weights[at[c]] += 1.0
     for a, b in itertools.pairwise(inner):

@@ -156,6 +156,26 @@ def _line_tiling(programs: list, shape: tuple, tile: tuple, group: int, skip: di
     return blocks
 
 
+def test_the_programs_every_draw_of_a_line_grid_runs_stand_for_themselves_only():
+    # programs 0, 1, G-2 and G-1 run whatever the secret: were the probes 1 and G-2 interpolated, each stood for
+    # half the gap to the nearest drawn program (red team a251: probes storing zeros were priced as a sample)
+    grid, rows = (4097, 1, 1), 3001
+    out = torch.empty(grid[0], rows)
+    for seed in range(40):
+        programs = sampled.choose_programs(grid, seed)
+        programs = programs + line_grid.line_probes(grid, programs)
+        weights = coverage.position_weights(programs, grid, [rows] * len(programs))
+        assert math.fsum(weights) == pytest.approx(grid[0]), seed
+        ends = [w for (pos, _), w in zip(programs, weights) if pos[0] in (0, 1, grid[0] - 2, grid[0] - 1)]
+        assert ends == [1.0] * 4, seed
+        # both probes store half their row: the estimate misses exactly those two halves, wherever the draw fell
+        half = {1, grid[0] - 2}
+        blocks = {pos: [(4 * rows * pos[0], 4 * (rows * pos[0] + (rows // 2 if pos[0] in half else rows)))]
+                  for pos, _ in programs}
+        covered = coverage.output_coverage(out, [_launch(programs, grid, blocks, out.data_ptr())], [])
+        assert covered == pytest.approx(1 - 2 * (rows - rows // 2) / out.numel(), abs=1e-12), seed
+
+
 @pytest.mark.parametrize("group", [0, 8])
 def test_a_line_grid_enumerating_a_2d_tiling_is_weighed_by_its_tiles_positions_whatever_the_draw(group):
     # 8191 x 3001 in 128 x 128 tiles on a line of 64 x 24 = 1536 programs (matmul_bias_relu's GPU shape and the
