@@ -677,10 +677,17 @@ EXPECTED: dict[str, Expect] = {
         gap="before: 0.954 (3.1x), correct, above honest 0.887"),
     # the sample's estimate: a line grid weighed as the 2-D tiling it enumerates (replay/tile_lattice.py) let the
     # programs every draw runs (corners, probes) store zeros and stand for whole classes; they now weigh 1 each, and
-    # programs 0 and G-1 must store the lattice's first and last tiles
+    # programs 0 and G-1 must store the lattice's first and last tiles. Refused the lattice, the line's weights still
+    # interpolated the probes 1 and G-2 as if drawn: 0.834757 above honest 0.83434 on one CI secret (0.823-0.831 on
+    # others); a line's probes now weigh 1 too (coverage.position_weights): 0.821713 on every secret
     "a251_public_programs_store_zeros_rows_redone_by_a_second_launch_l2_normalize.py": Expect(
         "l2_normalize", "harmless", None, "replay", correct=True,
         gap="before the fix: 0.847-0.851 (1.72-1.75x at the GPU shape), above honest 0.834"),
+    # (its run order: an atomic counter told the first drawn programs to store zeros and the weightless completion
+    # program run after them to redo those rows; the sampled programs' stores are now raced as in a trial)
+    "a252_run_order_counter_weightless_completion_redoes_zeroed_rows_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "write_race", "replay", correct=True, max_score=0.5, evidence="at the GPU shape",
+        gap="before the fix: 0.856-0.859 (1.80-1.83x at the GPU shape), above honest 0.834 on 6 secrets of 6"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

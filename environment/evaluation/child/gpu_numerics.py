@@ -145,6 +145,23 @@ def trial(order_seed: Optional[int] = None) -> Iterator[TrialReport]:
         _TRIAL = previous
 
 
+@contextlib.contextmanager
+def stores_recorded(name: str, grid: tuple[int, int, int]) -> Iterator[TrialReport]:
+    """Record the stores of one launch's programs run inside (by hand: the GPU-shape sampler runs a sample of them,
+    replay/sampled.py) and report, on leaving, an element two of them stored with different values, as trial()
+    does for a whole launch. A no-op where the hooks are not installed (a CUDA host never replays)."""
+    global _TRIAL
+    report = TrialReport()
+    launch = _Launch(name=name, grid=tuple(int(g) for g in grid))
+    report._current = launch
+    previous, _TRIAL = _TRIAL, report
+    try:
+        yield report
+    finally:
+        _TRIAL = previous
+        _finish(report, launch)
+
+
 def _linear(grid: tuple[int, int, int], idx: tuple[int, int, int]) -> int:
     return (idx[0] * grid[1] + idx[1]) * grid[2] + idx[2]
 

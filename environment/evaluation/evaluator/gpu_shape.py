@@ -328,7 +328,7 @@ def merged_report(report: dict, sampled: dict) -> dict:
     """The model-shape report with the GPU-shape replay's kernels (compiled for sm_90 too: a block
     size picked from the shape is another kernel) and gate findings added."""
     return dict(report, **{key: list(report.get(key, [])) + list(sampled.get(key, []))
-                           for key in ("kernels", "cross_program_raw", "aten_in_kernel")})
+                           for key in ("kernels", "cross_program_raw", "aten_in_kernel", "write_races")})
 
 
 def judge(ctx: Any, head: Any, checked: list[torch.Tensor], gpu: GpuRun, sms: int) -> tuple[Optional[str], str]:

@@ -61,6 +61,7 @@ class CostCounter:
         self.kernels: dict[str, dict] = {}        # distinct launch signatures, by canonical key
         self.aten_in_kernel: list[str] = []
         self.races: list[dict] = []
+        self.write_races: list[str] = []          # set by the sampled replay (replay/sampled.py): gpu_numerics' words
         self.autotune: list[dict] = []
         self.ledger = ProvenanceLedger()
         self._mode = AtenCounter(self)
@@ -161,6 +162,7 @@ class CostCounter:
             "tainted_launches": list(self.ledger.tainted_launches),
             "aten_in_kernel": list(self.aten_in_kernel),
             "cross_program_raw": list(self.races),
+            **({"write_races": list(self.write_races)} if self.write_races else {}),
             "kernels": list(self.kernels.values()),
             "autotune": list(self.autotune),
             **({"output_coverage": list(self.output_coverage)} if self.output_coverage else {}),

@@ -4,7 +4,7 @@ An empty list means the modeled speedup may be rewarded (correctness on fresh in
 by the harness, not here)."""
 from __future__ import annotations
 
-from environment.evaluation.flags import ATEN_IN_KERNEL, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE
+from environment.evaluation.flags import ATEN_IN_KERNEL, CROSS_PROGRAM_RACE, MODELED_UNAVAILABLE, WRITE_RACE
 from environment.evaluation.result import CompileInfo
 
 
@@ -19,6 +19,8 @@ def modeled_gates(report: dict, compile_infos: list[CompileInfo] | None = None) 
         found.append(f"{CROSS_PROGRAM_RACE}: in {race['kernel']}, program {race['reader_program']} reads "
                      f"{race['addresses']} addresses that program {race['writer_program']} writes in the same "
                      "launch; programs run concurrently on a GPU: use tl.atomic_* or a second launch")
+    for race in (report.get("write_races") or [])[:1]:   # the sampled GPU-shape replay's (replay/sampled.py)
+        found.append(f"{WRITE_RACE}: at the GPU shape, {race}")
     for info in compile_infos or []:
         if not info.ok:
             found.append(f"{MODELED_UNAVAILABLE}: kernel {info.kernel} does not compile for sm_90: {info.error}")

@@ -249,7 +249,8 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     the coverage and in the scaled counts alike. A grid along one axis is a line: the programs every draw runs
     (its first and last, and the ends of its interior, programs 1 and G-2: line_grid.line_probes) weigh 1 each,
     every program between two interior programs drawn from the secret counts half as each (interpolation), and
-    those between an end of the interior and the nearest drawn one count as that one. A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
+    those between an end of the interior and the nearest drawn one count as that one. An over-launched line's
+    idle tail (programs past its last tile storing nothing: _idle_tail) ends it a program early. A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
     one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
     so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
     class (class_weights): their tiles are alike but for the masked edges. A grid run whole (a small one, or a line
@@ -261,6 +262,14 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     if len(axes) != 1 or len(programs) >= total:
         return class_weights(programs, grid, stored)
     axis, n = axes[0], grid[axes[0]]
+    end = _idle_tail(programs, axis, stored)
+    if end is not None:   # the line ends at program end - 1; the idle tail's run programs share the rest
+        busy = [i for i, (pos, _) in enumerate(programs) if pos[axis] < end]
+        line = tuple(end if a == axis else g for a, g in enumerate(grid))
+        weights = [(n - end) / (len(programs) - len(busy))] * len(programs)
+        for i, w in zip(busy, position_weights([programs[i] for i in busy], line, [stored[i] for i in busy])):
+            weights[i] = w
+        return weights
     at: dict[int, int] = {}
     for i, (pos, role) in enumerate(programs):
         if role != "complete":
@@ -284,6 +293,19 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
         weights[at[a]] += (b - a - 1) / 2
         weights[at[b]] += (b - a - 1) / 2
     return weights
+
+
+def _idle_tail(programs: list, axis: int, stored: list) -> Optional[int]:
+    """The first program of a line grid's idle tail (an over-launched grid's programs past the last tile, storing
+    nothing), when every run program storing nothing lies past every one that stored and the sample closed the
+    step between them (line_grid.tail_probe); else None."""
+    if any(role == "complete" for _, role in programs):
+        return None
+    busy = [pos[axis] for (pos, _), s in zip(programs, stored) if s]
+    idle = [pos[axis] for (pos, _), s in zip(programs, stored) if not s]
+    if not busy or not idle or min(idle) != max(busy) + 1 or max(busy) < 2:
+        return None
+    return min(idle)
 
 
 def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:

@@ -13,6 +13,9 @@ import numpy as np
 # programs 1 and G-2 (the ends of its interior) and bisects every gap between run interior programs that
 # store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
 PROBES = 10
+# ... then, when every run program past the last one that stored anything stored nothing (an over-launched grid's
+# idle tail), bisects that step with up to TAIL_PROBES more, down to adjacent programs (a line of 2^20 programs)
+TAIL_PROBES = 20
 # ... and runs whole when it has at most EXACT_LINE programs (a persistent kernel runs one to a few per SM: 132 on
 # an H100) and the grid would execute at most EXACT_ACCESSES memory instructions (the most one run program executed,
 # times the grid's programs: not the programs left, which depend on the draw). A persistent loop over 2-D tiles (tile t at row t // tiles_n, column t % tiles_n) stores
@@ -58,6 +61,21 @@ def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
     return (tuple((a + b) // 2 if k == axis else 0 for k in range(3)), "probe")
 
 
+def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
+    """The program halving the gap between the last run program of a line grid that stored anything and the first
+    run one past it, when every run program past it stored nothing (an over-launched grid's idle tail: programs
+    returning at once past the last tile, `if pid >= tiles: return`); None once they are adjacent or there is no
+    such tail. Then the step into the tail is exact (sample_trust.idle_tail)."""
+    axis = line_axis(grid)
+    if axis is None or any(role == "complete" for _, role in run):
+        return None
+    busy = [p[axis] for i, (p, _) in enumerate(run) if stored[i]]
+    idle = [p[axis] for i, (p, _) in enumerate(run) if not stored[i]]
+    if not busy or not idle or min(idle) < max(busy) or min(idle) - max(busy) <= 1:
+        return None
+    return (tuple((max(busy) + min(idle)) // 2 if k == axis else 0 for k in range(3)), "probe")
+
+
 def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:
     """((x, y, z), "rest") of every program of a line grid not run yet, when the grid has at most EXACT_LINE programs
     and would execute at most EXACT_ACCESSES memory instructions at `accesses` (the most one run program executed)
@@ -73,7 +91,8 @@ def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:
 
 
 def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bool = True) -> list:
-    """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), then the
+    """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), the step
+    into an idle tail closed (tail_probe), then the
     rest of the grid when it is small and cheap enough (rest_of_line) and `whole` (no earlier launch left programs
     unrun: the rest would read what they were to store, and the dependency closure runs producers for the sample
     only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
@@ -81,6 +100,12 @@ def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bo
     added: list = []
     for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
         probe = next_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
+        if probe is None:
+            break
+        run([probe])
+        added.append(probe)
+    for _ in range(TAIL_PROBES if len(chosen) < math.prod(grid) else 0):
+        probe = tail_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
         if probe is None:
             break
         run([probe])

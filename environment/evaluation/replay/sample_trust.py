@@ -1,6 +1,6 @@
 """When the sampled GPU-shape replay's estimate is not trusted (replay/sampled.py): interior programs whose counts
 lie outside the range the other side of the sample spans (outliers), and interior programs that store into other
-allocations than the rest (stray_writers)."""
+allocations than the rest (stray_writers); neither counts the idle tail of an over-launched line grid (idle_tail)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,14 +13,15 @@ _METRICS = ("sectors", "read", "write")
 OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
 
 
-def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
+def outliers(per_program: list[dict], roles: list[str], idle: frozenset = frozenset()) -> list[int]:
     """Indices of interior programs whose counts (sectors, unique reads and writes, FLOPs per key) lie
     outside the range the other side and the corners span: a check outside the estimate's programs'
     range, or an estimate program outside the checks' range (both drawn from the secret). The corners
     stay in the range: work that grows with the program index (a causal attention's rows) is honest,
     and its lightest and heaviest programs are corners. A program that skips its block hides in that
     range, but it stores nothing or something else where its neighbours store the output
-    (stray_writers) or stores wrong values (compared). Their cost is not what the estimate assumes."""
+    (stray_writers) or stores wrong values (compared). Their cost is not what the estimate assumes.
+    The programs of an idle tail (`idle`: idle_tail) are no sample of the work and lie in no range."""
     keys = sorted({k for p in per_program for k in p["flops"]})
 
     def vector(p: dict) -> list[float]:
@@ -30,6 +31,7 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
     found: set[int] = set()
     # a probe (line_grid.line_probes, next_probe) lies within the range of all the others: it is no estimate program,
     # but a program skipping its block at a public probe position would weigh as the programs beside it
+    roles = [None if i in idle else r for i, r in enumerate(roles)]
     for side, other in (("check", ("stratum",)), ("stratum", ("check",)), ("probe", ("stratum", "check"))):
         if side not in roles:
             continue
@@ -48,10 +50,12 @@ def outliers(per_program: list[dict], roles: list[str]) -> list[int]:
     return sorted(found)
 
 
-def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]]) -> list[int]:
+def stray_writers(per_program: list[dict], roles: list[str], storages: list[tuple[int, int]],
+                  idle: frozenset = frozenset()) -> list[int]:
     """Indices of interior programs that store into other allocations than the rest of the sample's
-    interior programs (a program writing a scratch buffer where its neighbours write the output):
-    what such a program computes is never compared, and its cost is no sample of the others'."""
+    interior programs (a program writing a scratch buffer where its neighbours write the output, or
+    nothing where they write it): what such a program computes is never compared, and its cost is no
+    sample of the others'. The programs of an idle tail (`idle`: idle_tail) store nothing and cost nothing."""
     if "check" not in roles:
         return []
     starts = np.array([a for a, _ in storages], dtype=np.int64)
@@ -63,6 +67,29 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
         at = np.searchsorted(starts, written, side="right") - 1
         return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
 
-    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles)) if r in ("stratum", "check", "probe")]
+    interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles))
+                if r in ("stratum", "check", "probe") and i not in idle]
     common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
     return [i for i, t in interior if t != common]
+
+
+def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> frozenset:
+    """Indices of the run programs of a line grid's idle tail: programs that touched no memory (an
+    over-launched grid's `if pid >= tiles: return`), every one past every program that touched any, the
+    first of them adjacent to the last busy one (line_grid.tail_probe bisects that step). They
+    weigh as what they are, nothing (coverage.position_weights), and are no sample of the others' work; a
+    program idle anywhere else, or a step not closed, is judged as before. Empty for any other grid."""
+    axes = [a for a, g in enumerate(grid) if g > 1]
+    if len(axes) != 1 or any(role == "complete" for _, role in programs):
+        return frozenset()
+    axis = axes[0]
+
+    def busy(p: dict) -> bool:   # an early return still compares pid with the tile count: FLOPs are no work here
+        return bool(p["sectors"] or p["read"] or p["write"])
+
+    at = [pos[axis] for pos, _ in programs]
+    work = [c for c, p in zip(at, per_program) if busy(p)]
+    rest = [c for c, p in zip(at, per_program) if not busy(p)]
+    if not work or not rest or min(rest) != max(work) + 1:
+        return frozenset()
+    return frozenset(i for i, p in enumerate(per_program) if not busy(p))

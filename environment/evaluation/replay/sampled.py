@@ -35,12 +35,13 @@ import math
 import numpy as np
 import torch
 
+from environment.evaluation.child import gpu_numerics
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong
 from environment.evaluation.replay import closure, tile_lattice
 from environment.evaluation.replay.line_grid import line_axis, line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
-from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, outliers, stray_writers  # noqa: F401 (re-exported)
+from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, idle_tail, outliers, stray_writers  # noqa: F401 (re-exported)
 
 # Budget per launch: at most 8 corner programs, STRATA evenly spaced interior programs (the
 # estimate) and CHECKS interior programs drawn from the secret seed (checked, and their counts must
@@ -212,19 +213,24 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                 if sink.producers:   # earlier launches' unsampled programs that store what these read
                     closure.close(sink, executor.fn, args, grid, chosen, executor.fn.__name__,
                                   storage_spans([*args_dev, *kwargs.values()]))
-                run(chosen)
-                chosen = chosen + sample_line(grid, chosen, run, lambda n: (_stored_per_program(sink.launch, n),
-                                                                            sink.launch.program_accesses_max),
-                                              whole=not sink.producers)
-                if sink.launch.atomics():
-                    neighbours = split_probes(grid, chosen)
-                    run(neighbours)
-                    chosen = chosen + neighbours
-                    split = split_axes(sink.launch, chosen)
-                    spread = tuple(completion_axes(grid, chosen, split))
-                    extra = completion(grid, chosen, split)
-                    run(extra)
-                    chosen = chosen + extra
+                # every program this launch runs stores where the others may: an element two of them store with
+                # different values is a race on a GPU (red team a252: a program told by an atomic counter that it runs
+                # after the sample overwrote the zeros the sampled programs stored, unweighed)
+                with gpu_numerics.stores_recorded(executor.fn.__name__, grid) as stored:
+                    run(chosen)
+                    chosen = chosen + sample_line(grid, chosen, run, lambda n: (_stored_per_program(sink.launch, n),
+                                                                                sink.launch.program_accesses_max),
+                                                  whole=not sink.producers)
+                    if sink.launch.atomics():
+                        neighbours = split_probes(grid, chosen)
+                        run(neighbours)
+                        chosen = chosen + neighbours
+                        split = split_axes(sink.launch, chosen)
+                        spread = tuple(completion_axes(grid, chosen, split))
+                        extra = completion(grid, chosen, split)
+                        run(extra)
+                        chosen = chosen + extra
+                sink.write_races.extend(stored.races)
             except closure.ClosureLimit as limit:
                 raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
             except closure.ClosureOutlier as outlier:
@@ -313,6 +319,10 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
     roles = [r for _, r in programs]
     total = grid[0] * grid[1] * grid[2]
     weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread, lattice)
+    idle = idle_tail(per_program, programs, grid)
+    if idle:   # the program before an idle tail ends the busy line as program G-1 ends a whole one (its last tile)
+        last = min(programs[i][0][line_axis(grid)] for i in idle) - 1
+        roles = ["corner" if pos[line_axis(grid)] == last else r for (pos, _), r in zip(programs, roles)]
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):
@@ -329,6 +339,6 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
         written = estimate if side == "write" else written
     return dict(record, programs=total, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
                 bytes_written=written * SECTOR, flops={k: flops[k] for k in sorted(flops)},
-                sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles)),
-                sample_stray_writers=len(stray_writers(per_program, roles, storages)),
+                sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles, idle)),
+                sample_stray_writers=len(stray_writers(per_program, roles, storages, idle)),
                 sample_outside_sectors=outside)

@@ -15,7 +15,10 @@ drawn from is stood for by a drawn class clipped on the same
 axes, else on more of them (scaled up by the two classes' tile areas: its stores are counted exactly), else by
 any (never scaled down: a narrower tile whose loads are clamped, as the tutorial's are, does a whole tile's
 work, and a price may only err upwards). A draw where any run program stored anything else (no tile, two
-tiles, part of its tile, another program's tile) keeps the line's weights, as before.
+tiles, part of its tile, another program's tile) keeps the line's weights, as before. An over-launched grid's
+idle tail (programs past the last tile storing nothing, `if pid >= tiles: return`) is allowed when the sample
+closed the step into it (line_grid.tail_probe): the lattice then has as many tiles as programs before the tail,
+and the tail's run programs share its programs, storing nothing.
 """
 from __future__ import annotations
 
@@ -32,10 +35,12 @@ SAMPLED_ROLES = ("corner", "stratum", "check", "probe")
 
 @dataclass(frozen=True)
 class Lattice:
-    """Tiles of rows x cols over an output of extent (rows, cols); `positions[i]`: run program i's tile (row, col)."""
+    """Tiles of rows x cols over an output of extent (rows, cols); `positions[i]`: run program i's tile (row, col),
+    None for a program of the grid's idle tail (`idle` programs past the last tile, storing nothing)."""
     tile: tuple[int, int]
     extent: tuple[int, int]
     positions: tuple
+    idle: int = 0
 
     @property
     def tiles(self) -> tuple[int, int]:
@@ -49,15 +54,16 @@ class Lattice:
         """How many programs each run program stands for, by its tile's class; tile areas scale a class that
         no program drawn from the secret lies in to the one that stands for it (see the module docstring)."""
         tiles = self.tiles
-        keys = [tuple(_position(c, g) for c, g in zip(pos, tiles)) for pos in self.positions]
+        keys = [pos and tuple(_position(c, g) for c, g in zip(pos, tiles)) for pos in self.positions]
         members: dict[tuple, list[int]] = {}
         for i, key in enumerate(keys):
             members.setdefault(key, []).append(i)
+        resting = members.pop(None, [])
 
         # programs run whatever the seed (the line's corners and probes) are no sample: each stands for its own tile
         # only, and a class is shared by the members drawn from the secret (red team a251: four public programs
         # storing zeros, their rows recomputed by a second launch, stood for 2/7 of the interior and whole edges)
-        fixed = [i for i, (_, role) in enumerate(programs) if role in ("corner", "probe")]
+        fixed = [i for i, (_, role) in enumerate(programs) if role in ("corner", "probe") and keys[i] is not None]
 
         def chosen(key: tuple) -> list[int]:
             found = members.get(key, [])
@@ -66,6 +72,8 @@ class Lattice:
         weights = [0.0] * len(programs)
         for i in fixed:
             weights[i] = 1.0
+        for i in resting:   # the idle tail's run programs (infer: at least the one after the last tile) share it
+            weights[i] = self.idle / len(resting)
         axes = [(0,) if g == 1 else (0, 2) if g == 2 else (0, 1, 2) for g in tiles]
         for key in itertools.product(*axes):
             size = math.prod(g - 2 if s == 1 else 1 for s, g in zip(key, tiles)) - sum(keys[i] == key for i in fixed)
@@ -119,27 +127,52 @@ def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> O
         if size != item or rel.size and (rel.min() < 0 or rel.max() >= t.numel() * item or (rel % item).any()):
             return None   # a store outside t (or not of whole elements of it): not a tiling of t
         per.setdefault(int(k), []).append(rel // item)
+    # programs storing nothing are an over-launched grid's idle tail only when every one lies past every program
+    # that stored and the first of them next to the last of those (line_grid.tail_probe closes that step); a
+    # program storing nothing anywhere else skips its tile
+    end = _tail(programs, per, total)
+    if end is None:
+        return None
     for k in range(len(programs)):
         if k not in per:
-            return None   # a program storing nothing: a masked tail, or one skipping its tile
+            boxes.append(None)
+            continue
         flat = np.unique(np.concatenate(per[k]))
         r, c = flat // cols, flat % cols
         box = (int(r.min()), int(r.max()) + 1, int(c.min()), int(c.max()) + 1)
         if flat.size != (box[1] - box[0]) * (box[3] - box[2]):
             return None   # not one whole rectangle
         boxes.append(box)
-    tile = (max(b[1] - b[0] for b in boxes), max(b[3] - b[2] for b in boxes))
+    stored = [b for b in boxes if b is not None]
+    tile = (max(b[1] - b[0] for b in stored), max(b[3] - b[2] for b in stored))
     extent = (rows, cols)
     positions = []
-    for r0, r1, c0, c1 in boxes:
+    for box in boxes:
+        if box is None:
+            positions.append(None)
+            continue
+        r0, r1, c0, c1 = box
         if r0 % tile[0] or c0 % tile[1] or r1 != min(r0 + tile[0], rows) or c1 != min(c0 + tile[1], cols):
             return None   # not the lattice tile at its position, clipped to the output
         positions.append((r0 // tile[0], c0 // tile[1]))
-    lattice = Lattice(tile=tile, extent=extent, positions=tuple(positions))
+    lattice = Lattice(tile=tile, extent=extent, positions=tuple(positions), idle=total - end)
     gm, gn = lattice.tiles
-    if gm < 2 or gn < 2 or gm * gn != total or len(set(positions)) != len(positions):
+    placed = [pos for pos in positions if pos is not None]
+    if gm < 2 or gn < 2 or gm * gn != end or len(set(placed)) != len(placed):
         return None   # a tiling along one axis is a line; a grid of another size, or a tile stored twice, no lattice
-    ends = {p[0]: pos for (p, _), pos in zip(programs, positions) if p[0] in (0, total - 1)}
-    if ends != {0: (0, 0), total - 1: (gm - 1, gn - 1)}:
+    ends = {p[0]: pos for (p, _), pos in zip(programs, positions) if p[0] in (0, end - 1)}
+    if ends != {0: (0, 0), end - 1: (gm - 1, gn - 1)}:
         return None   # the first and last programs store the first and last tiles (row-major, column-major, grouped)
     return lattice
+
+
+def _tail(programs: list, per: dict, total: int) -> Optional[int]:
+    """The first program of the line's idle tail (`total` when every run program stored), or None when a program
+    storing nothing lies before a program that stored, or the step into the tail is not closed."""
+    busy = [p[0] for k, (p, _) in enumerate(programs) if k in per]
+    idle = [p[0] for k, (p, _) in enumerate(programs) if k not in per]
+    if not idle:
+        return total
+    if not busy or min(idle) != max(busy) + 1:
+        return None
+    return min(idle)

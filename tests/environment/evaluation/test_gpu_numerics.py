@@ -124,3 +124,31 @@ def test_outside_a_trial_nothing_is_recorded():
     out = torch.zeros(40)
     _overlap_kernel[(4,)](out, SAME=False)  # pid order: the later program wins, as before
     assert out[8:16].tolist() == [float(i + 1) for i in range(8, 16)]
+
+
+@triton.jit
+def _overlap_line(out_ptr, n, SAME: tl.constexpr):
+    offs = tl.program_id(0) * 8 + tl.arange(0, 16)  # each program also writes the next one's first 8
+    value = offs.to(tl.float32) if SAME else (offs + tl.program_id(0)).to(tl.float32)
+    tl.store(out_ptr + offs, value, mask=offs < n)
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_the_gpu_shape_samplers_programs_storing_different_values_to_one_element_are_a_named_race(same):
+    # the sampled replay runs a few programs of the grid by hand (replay/sampled.py), not through the launch a trial
+    # wraps: its programs' stores are raced all the same (red team a252: a program run after the sample overwrote
+    # the zeros the sampled programs stored); programs 0 and 1 (a corner and a probe) always run, and overlap
+    from environment.evaluation.modeled import triton_hooks
+    from environment.evaluation.modeled.counting import CostCounter
+    from environment.evaluation.replay.sampled import run_sampled
+    triton_hooks.install()
+    counter = CostCounter(lifts_are_copies=True, sample_seed=3, sampler=run_sampled)
+    with torch.no_grad(), counter:
+        _overlap_line[(2048,)](torch.zeros(8 * 2048), 8 * 2048, SAME=same)   # past line_grid.EXACT_LINE
+    assert counter.records[-1]["sampled_programs"] < 2048
+    if same:
+        assert counter.write_races == [] and "write_races" not in counter.report(outputs=[])
+    else:
+        assert len(counter.write_races) == 1 and counter.write_races[0].startswith(
+            "kernel `_overlap_line`: ") and "programs 0 and 1" in counter.write_races[0]
+        assert counter.report(outputs=[])["write_races"] == counter.write_races

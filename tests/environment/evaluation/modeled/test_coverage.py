@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from environment.evaluation.modeled.counting import CostCounter
-from environment.evaluation.replay import coverage, line_grid, sampled, tile_lattice
+from environment.evaluation.replay import coverage, line_grid, sample_trust, sampled, tile_lattice
 from environment.evaluation.replay.execute import Replay
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
@@ -215,6 +215,74 @@ def test_a_line_grid_is_weighed_as_a_lattice_only_when_every_run_program_stored_
     assert lattice(twice) is None
     assert lattice(honest, (out.view(-1), torch.empty(10, 10))) is None                # not stored into as a tiling
     assert lattice(_line_tiling(programs, (8191, 3001), (8191, 128), 0)) is None       # 24 programs' worth: a line
+
+
+def _sampled_line(grid: tuple, seed: int, stored) -> list:
+    """The programs the sampler runs on a line grid (choose_programs, line_probes, then line_grid.sample_line's
+    probes) where program p stores stored(p) elements."""
+    chosen = sampled.choose_programs(grid, seed)
+    chosen = chosen + line_grid.line_probes(grid, chosen)
+    ran = list(chosen)
+    line_grid.sample_line(grid, chosen, ran.extend,
+                          lambda k: (np.array([stored(p[0]) for p, _ in ran[:k]], dtype=np.float64), 10**6))
+    return ran
+
+
+@pytest.mark.parametrize("group", [None, 0, 8])
+def test_an_over_launched_line_grids_idle_tail_is_bisected_and_weighed_as_nothing_on_every_draw(group):
+    # `if pid >= tiles: return` on a grid rounded up to a multiple of 132: the programs past the last tile store
+    # nothing. The probe at G-2 and the corner G-1 lie in that tail, so the sample was distrusted on every draw
+    # (stray_writers) and the file unpriced. The sampler now bisects the step into the tail to adjacent programs
+    # (line_grid.tail_probe), the line (None: 1024-element blocks of a flat output) or lattice (row-major, grouped)
+    # ends a program early, and the tail weighs nothing: exact on every draw
+    shape, tile = (4097, 3001), (16, 256)
+    out = torch.empty(shape)
+    tiles = out.numel() // 1024 + 1 if group is None else 257 * 12
+    grid = (-(-tiles // 132) * 132, 1, 1)
+    for seed in range(12):
+        if group is None:
+            ran = _sampled_line(grid, seed, lambda p: min(1024, out.numel() - 1024 * p) if p < tiles else 0)
+            blocks = {pos: [(4096 * pos[0], 4 * min(out.numel(), 1024 * pos[0] + 1024))] for pos, _ in ran
+                      if pos[0] < tiles}
+        else:
+            ran = _sampled_line(grid, seed, lambda p: 1 if p < tiles else 0)
+            blocks = _line_tiling([q for q in ran if q[0][0] < tiles], shape, tile, group)
+        first = min(pos[0] for pos, _ in ran if pos[0] >= tiles)
+        assert first == tiles and any(pos[0] == tiles - 1 for pos, _ in ran), seed   # the step closed
+        launch = _launch(ran, grid, blocks, out.data_ptr())
+        launch.lattice = tile_lattice.infer(ran, grid, launch.log, launch.owners, [out])
+        assert (launch.lattice is None) == (group is None), seed
+        assert coverage.output_coverage(out, [launch], []) == pytest.approx(1.0, abs=1e-12), seed
+        if group is None:
+            weights = coverage.position_weights(ran, grid, [1 if pos[0] < tiles else 0 for pos, _ in ran])
+            assert math.fsum(w for (pos, _), w in zip(ran, weights) if pos[0] < tiles) == pytest.approx(tiles)
+        # a run program storing nothing before the last that stored skips its block: no tail, and it falls short
+        skipper = next(i for i, (pos, role) in enumerate(ran) if role == "stratum")
+        skipped = {pos: b for pos, b in blocks.items() if pos != ran[skipper][0]}
+        launch = _launch(ran, grid, skipped, out.data_ptr())
+        assert tile_lattice.infer(ran, grid, launch.log, launch.owners, [out]) is None, seed
+        assert coverage.output_coverage(out, [launch], []) < 1 - coverage.COVERAGE_SLACK, seed
+
+
+def test_an_idle_tail_is_no_sample_only_when_it_follows_every_busy_program_and_its_step_is_closed():
+    busy = {"sectors": 40, "read": 20, "write": 20, "flops": {"fp32": 99.0}, "written": np.array([7 * 4096])}
+    idle = {"sectors": 0, "read": 0, "write": 0, "flops": {"int": 16.0}, "written": None}
+    grid = (100, 1, 1)
+
+    def judged(idle_at: set, programs: list):
+        per = [idle if pos[0] in idle_at else busy for pos, _ in programs]
+        roles = [r for _, r in programs]
+        tail = sample_trust.idle_tail(per, programs, grid)
+        storages = [(0, 1 << 20)]
+        return (sorted(tail), sample_trust.stray_writers(per, roles, storages, tail),
+                sample_trust.outliers(per, roles, tail))
+
+    programs = _line([0, 99, 10, 30, 50, 70, 80, 20, 40, 60, 1, 98, 89, 90], ["corner"] * 2 + ["stratum"] * 5 + [
+        "check"] * 3 + ["probe"] * 4)
+    assert judged({90, 98, 99}, programs) == ([1, 11, 13], [], [])   # 89 busy, 90 idle: the tail is 90..99
+    # the step not closed (89 and 90 not both run), or an idle program before a busy one: judged as before
+    assert judged({95, 98, 99}, programs)[0] == [] and judged({95, 98, 99}, programs)[1]
+    assert judged({50, 98, 99}, programs)[0] == [] and judged({50, 98, 99}, programs)[1]
 
 
 def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = None):
