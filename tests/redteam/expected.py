@@ -688,6 +688,9 @@ EXPECTED: dict[str, Expect] = {
     "a252_run_order_counter_weightless_completion_redoes_zeroed_rows_l2_normalize.py": Expect(
         "l2_normalize", "harmless", "write_race", "replay", correct=True, max_score=0.5, evidence="at the GPU shape",
         gap="before the fix: 0.856-0.859 (1.80-1.83x at the GPU shape), above honest 0.834 on 6 secrets of 6"),
+    "a253_a252_with_the_rows_redone_by_atomic_exchange_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
+        evidence="reads memory that unsampled programs write"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them
