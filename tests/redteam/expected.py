@@ -32,6 +32,7 @@ class Expect:
 PERM = "PermissionError"
 SIGSYS = "killed by the sandbox for a forbidden system call"
 NO_SECCOMP = {"seccomp": False}
+WORK_OUTSIDE = "do different amounts of work than the sample's estimate assumes"   # sample_trust.outliers, as read
 
 
 def GPU(*args: Any, **kwargs: Any) -> Expect:
@@ -686,11 +687,19 @@ EXPECTED: dict[str, Expect] = {
     # (its run order: an atomic counter told the first drawn programs to store zeros and the weightless completion
     # program run after them to redo those rows; the sampled programs' stores are now raced as in a trial)
     "a252_run_order_counter_weightless_completion_redoes_zeroed_rows_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", "write_race", "replay", correct=True, max_score=0.5, evidence="at the GPU shape",
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
         gap="before the fix: 0.856-0.859 (1.80-1.83x at the GPU shape), above honest 0.834 on 6 secrets of 6"),
     "a253_a252_with_the_rows_redone_by_atomic_exchange_l2_normalize.py": Expect(
         "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
         evidence="reads memory that unsampled programs write"),
+    # (the write-race check of the sampled programs got round: stores two bytes off, the recorder flooded; the
+    # weightless program they relied on is now a check of the sample)
+    "a254_a252_with_the_zeros_stored_two_bytes_off_the_elements_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
+        gap="before the fix: 0.851-0.859 (1.75-1.83x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
+    "a255_a252_with_the_store_recorder_flooded_past_its_cap_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
+        gap="before the fix: 0.850 (1.74x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -74,9 +74,9 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
 
 
 def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> frozenset:
-    """Indices of the run programs of a line grid's idle tail: programs that touched no memory (an
-    over-launched grid's `if pid >= tiles: return`), every one past every program that touched any, the
-    first of them adjacent to the last busy one (line_grid.tail_probe bisects that step). They
+    """Indices of the run programs of a line grid's idle tail: programs that stored nothing (an over-launched
+    grid's `if pid >= tiles: return`, or a persistent loop with no rows left after loading its weights), every one
+    past every program that stored, the first of them adjacent to the last busy one (line_grid.tail_probe bisects that step). They
     weigh as what they are, nothing (coverage.position_weights), and are no sample of the others' work; a
     program idle anywhere else, or a step not closed, is judged as before. Empty for any other grid."""
     axes = [a for a, g in enumerate(grid) if g > 1]
@@ -84,8 +84,8 @@ def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> frozenset
         return frozenset()
     axis = axes[0]
 
-    def busy(p: dict) -> bool:   # an early return still compares pid with the tile count: FLOPs are no work here
-        return bool(p["sectors"] or p["read"] or p["write"])
+    def busy(p: dict) -> bool:   # what idle programs read (a weight vector loaded before the loop) is counted at
+        return bool(p["write"])   # their weight: storing nothing, they are no sample of the stores' programs
 
     at = [pos[axis] for pos, _ in programs]
     work = [c for c, p in zip(at, per_program) if busy(p)]

@@ -143,8 +143,11 @@ def completion(grid: tuple[int, int, int], chosen: list, split: list[int] | None
 
 
 def split_probes(grid: tuple[int, int, int], chosen: list) -> list:
-    """((x, y, z), "complete"): the neighbour of the first sampled interior program (else the first program) on
-    each axis longer than 1, not already run (split_axes compares what they add into)."""
+    """((x, y, z), "check"): the neighbour of the first sampled interior program (else the first program) on
+    each axis longer than 1, not already run (split_axes compares what they add into). Each is one more check of the
+    sample, weighed and range-checked as one: a program the sample runs and compares carries its share (red team
+    a252, a254, a255: run last as a weightless "complete" program, an atomic counter told it so, and it redid the
+    rows the drawn programs had stored zeros into)."""
     first = next((p for p, r in chosen if r == "stratum"), chosen[0][0])
     run, out = {p for p, _ in chosen}, []
     for a in range(3):
@@ -152,7 +155,7 @@ def split_probes(grid: tuple[int, int, int], chosen: list) -> list:
             q = tuple((c + 1 if c + 1 < grid[a] else c - 1) if k == a else c for k, c in enumerate(first))
             if q not in run:
                 run.add(q)
-                out.append((q, "complete"))
+                out.append((q, "check"))
     return out
 
 

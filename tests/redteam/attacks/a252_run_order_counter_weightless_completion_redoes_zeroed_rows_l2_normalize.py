@@ -4,8 +4,9 @@
 # program that weighs nothing. A counter taken relative to what program 0 saw (it always runs first) tells each
 # program its place in that order. Corner G-1 does atomics only, so the outlier floor admits programs that load
 # nothing. Every sampled interior program stores 3001 elements, so no bisection runs. Now: the sampled programs'
-# stores are recorded (gpu_numerics.stores_recorded) and an element two programs store with different values is
-# a write-write race there as in the shuffled trials: write_race, no speed credit (0.50).
+# stores are recorded (gpu_numerics.stores_recorded), an element two programs store with different values being a
+# write race there as in the shuffled trials, and split_probes' neighbours are checks of the sample, weighed and
+# range-checked: the program that redoes three rows lies outside the sample's range: unreplayable, 0.50.
 import torch
 import torch.nn as nn
 import triton
