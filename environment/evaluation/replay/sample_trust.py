@@ -11,6 +11,9 @@ _METRICS = ("sectors", "read", "write")
 # alignment alone moves an honest program's sector counts by a sector or two (a block that wraps
 # around a row of a broadcast operand); more than this is work the estimate does not see.
 OUTLIER_SLACK = (1.05, 4.0)   # (relative, absolute)
+# Programs no range judges from below: the corners (run first, whatever the seed) and the "end", the last program
+# before a line grid's idle tail (sampled.scale_record), which is judged from above only
+ENDS = ("corner", "end")
 
 
 def outliers(per_program: list[dict], roles: list[str], idle: frozenset = frozenset()) -> list[int]:
@@ -35,18 +38,25 @@ def outliers(per_program: list[dict], roles: list[str], idle: frozenset = frozen
     for side, other in (("check", ("stratum",)), ("stratum", ("check",)), ("probe", ("stratum", "check"))):
         if side not in roles:
             continue
-        basis = [vector(p) for p, r in zip(per_program, roles) if r in other or r == "corner"]
+        basis = [vector(p) for p, r in zip(per_program, roles) if r in other or r in ENDS]
         if not basis or "check" not in roles:
             continue
         # a corner that touches no memory (an over-provisioned grid's masked tail) is no sample of the work:
         # in the lower bound it would let every skipping program through (red team a106)
         floor = [vector(p) for p, r in zip(per_program, roles)
-                 if r in other or (r == "corner" and (p["read"] or p["write"]))] or basis
+                 if r in other or (r in ENDS and (p["read"] or p["write"]))] or basis
         low = [min(col) for col in zip(*floor)]
         high = [max(col) for col in zip(*basis)]
         found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
                      if r == side and any(v < lo / rel - absolute or v > hi * rel + absolute
                                           for v, lo, hi in zip(vector(p), low, high)))
+    # the last program before an idle tail ends the line as a corner does (a partial last tile is lighter), but runs
+    # after the sample: it may not be heavier than the rest (work a counter told it to redo for the drawn programs)
+    basis = [vector(p) for p, r in zip(per_program, roles) if r in ("stratum", "check", "corner")]
+    if basis and "end" in roles:
+        high = [max(col) for col in zip(*basis)]
+        found.update(i for i, (p, r) in enumerate(zip(per_program, roles))
+                     if r == "end" and any(v > hi * rel + absolute for v, hi in zip(vector(p), high)))
     return sorted(found)
 
 
@@ -68,7 +78,7 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
         return frozenset(int(i) for i in np.unique(at) if i >= 0 and written[at == i].max() < storages[i][1])
 
     interior = [(i, targets(p)) for i, (p, r) in enumerate(zip(per_program, roles))
-                if r in ("stratum", "check", "probe") and i not in idle]
+                if r in ("stratum", "check", "probe", "end") and i not in idle]
     common = max((t for _, t in interior), key=lambda t: sum(u == t for _, u in interior), default=frozenset())
     return [i for i, t in interior if t != common]
 

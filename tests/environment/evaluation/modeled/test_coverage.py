@@ -286,6 +286,16 @@ def test_an_idle_tail_is_no_sample_only_when_it_follows_every_busy_program_and_i
     assert judged({50, 98, 99}, programs)[0] == [] and judged({50, 98, 99}, programs)[1]
 
 
+def test_the_last_program_before_an_idle_tail_may_be_lighter_than_the_sample_never_heavier():
+    # it ends the busy line as the corner G-1 ends a whole one (a partial last tile), but it runs after the sample:
+    # judged as a corner, by no range, it could redo rows an atomic counter told the drawn programs to leave as zeros
+    def counts(n: int) -> dict:
+        return {"sectors": n, "read": n, "write": n, "flops": {"fp32": 4.0 * n}, "written": None}
+    roles = ["corner", "stratum", "stratum", "check", "check", "end"]
+    assert sample_trust.outliers([counts(40)] * 5 + [counts(10)], roles) == []
+    assert sample_trust.outliers([counts(40)] * 5 + [counts(160)], roles) == [5]
+
+
 def _replay(path, inputs: list[torch.Tensor], seed: int, source: str | None = None):
     """(counter, replay, outputs) of a sampled replay (seed None: every program) of `source` (else the solution
     at `path`)."""
