@@ -28,7 +28,7 @@ MERGE = ((r"GPU-shape|issue.17|red team [3-6]|rebuild emits|written_elements|fla
          (r"red team h23a", "library switches, precision, stand-ins"),
          (r"state|scratch|a190|not a hack", "state kept across calls"),
          (r"one program for the trials|model shape still", "one program for the trials, another for the price"),
-         (r"a202 with", "red team closure"),
+         (r"a202 with|dependency closure", "red team closure"),
          (r"interpreter internals", "interpreter internals"),
          (r"class [234]|trusted cost|review of the replay", "trusted cost accounting (replay)"))
 

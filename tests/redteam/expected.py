@@ -700,6 +700,12 @@ EXPECTED: dict[str, Expect] = {
     "a255_a252_with_the_store_recorder_flooded_past_its_cap_l2_normalize.py": Expect(
         "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
         gap="before the fix: 0.850 (1.74x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
+    # the dependency closure: a producer whose run programs store beside their tile at another stride (markers a
+    # later whole launch scans) is no tiling the closure can follow
+    "a256_markers_beside_rows_predicted_by_the_row_stride_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="is no affine function of its grid position",
+        gap="before the fix: 0.900 (2.30x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -9,8 +9,9 @@ wrote. Before a launch's sampled programs run, this module:
    hooks, modeled/triton_hooks.py), on a throw-away launch record, to learn which sectors they read;
 2. for each earlier sampled launch (latest first) whose unrun programs may have written those sectors, predicts
    which of its programs store there: a launch's programs are a tiling when the first byte each run program
-   stores is an affine function of its grid position (checked on every run program), and program q's stores
-   are then the widest run program's stores moved by that function (a superset at masked edges); the chosen
+   stores is an affine function of its grid position and every run program's stores lie within the widest run
+   program's stores moved by that function (both checked on every run program), and program q's stores are
+   then predicted as those (a superset at masked edges); the chosen
    producer programs are probed in turn (a chain of launches), latest first;
 3. runs the chosen producer programs for real, earliest launch first, before the consumer's sampled programs.
 
@@ -110,12 +111,33 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     sizes = np.bincount(owners[owners >= 0], weights=[a.size for (a, _), k in zip(launch.store_log, owners) if k >= 0],
                         minlength=len(chosen))
     widest = max(stored, key=lambda k: (sizes[k], -k))
-    mine = [(a, s) for (a, s), k in zip(launch.store_log, owners) if k == widest and a.size]
-    addrs = np.concatenate([a for a, _ in mine])
-    items = np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine])
+    addrs, items = _stores(launch.store_log, owners, widest)
+    segments = _segments(addrs - int(firsts[widest]), items)
+    if steps is not None and not all(_inside(segments, *_stores(launch.store_log, owners, k),
+                                            int(firsts[widest]) + int((pos[i] - pos[stored.index(widest)]) @ steps))
+                                     for i, k in enumerate(stored)):
+        steps = None   # a run program stored outside the widest one's stores moved to it: no tiling (red team a256)
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
-                    steps, _segments(addrs - int(firsts[widest]), items), touched, written=written,
+                    steps, segments, touched, written=written,
                     accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
+
+
+def _stores(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(byte addresses, item sizes) of the stores run program k made."""
+    mine = [(a, s) for (a, s), o in zip(store_log, owners) if o == k and a.size]
+    return (np.concatenate([a for a, _ in mine]).astype(np.int64),
+            np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine]))
+
+
+def _inside(segments: np.ndarray, addrs: np.ndarray, items: np.ndarray, offset: int) -> bool:
+    """Whether every stored byte lies in `segments` (a [start, end) run list relative to `offset`): the program
+    stores what the widest run program's stores, moved to it, predict (a masked edge stores a subset). A
+    marker stored beside each row, moving 4 bytes per program where the rows move 12004, lies outside them."""
+    rel = addrs - offset
+    at = np.searchsorted(segments[:, 0], rel, side="right") - 1
+    ok = at >= 0
+    at = np.maximum(at, 0)
+    return bool((ok & (rel + items <= segments[at, 1])).all())
 
 
 def _heaviest(launch: TritonLaunch) -> dict:
