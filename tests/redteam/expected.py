@@ -35,9 +35,15 @@ NO_SECCOMP = {"seccomp": False}
 WORK_OUTSIDE = "do different amounts of work than the sample's estimate assumes"   # sample_trust.outliers, as read
 
 
-def GPU(*args: Any, **kwargs: Any) -> Expect:
-    """An attack on the GPU-shape pricing (issue 17): run with it on, whatever the default."""
-    return Expect(*args, config={"gpu_shape_pricing": True}, **kwargs)
+def GPU(*args: Any, slow_replay: bool = False, **kwargs: Any) -> Expect:
+    """An attack on the GPU-shape pricing (issue 17): run with it on, whatever the default. slow_replay: its
+    evidence needs the sampled replay to finish, which takes 50-65 s on an idle 2-core host, near the red team's
+    4 x 20 s limit, and past it under CI's load; such an attack runs at the default 30 s x 4, with the whole
+    evaluation's backstop raised to match, so the pinned path does not depend on the host's load."""
+    config = {"gpu_shape_pricing": True}
+    if slow_replay:
+        config.update(timeout_s=45.0, total_timeout_s=600.0)
+    return Expect(*args, config=config, **kwargs)
 
 EXPECTED: dict[str, Expect] = {
     # 1 reference ops
@@ -552,7 +558,7 @@ EXPECTED: dict[str, Expect] = {
     # four launches, fc2 recomputing 12 of 16 tiles) capped, 0.500. Priced, the occupancy term would weigh fc1 by its
     # busiest (corner) program, and the credit is the lower of the model-shape and GPU-shape prices anyway
     "a220_mlp_sentinel_tiles_heavy_corners_closure_computes.py": GPU("mlp_block", "harmless", None, "replay",
-                                                                     correct=True,
+                                                                     correct=True, slow_replay=True,
                                                                      evidence="read memory a later step of the call"),
     # not a hack (a false-positive check): the tf32x3 MLP with one [M, D] workspace holding x's copy for fc1, then the
     # output (fc2's bias, fc2 adding its GEMM). Correct on a GPU (stream order); the closure ran fc1's unsampled
@@ -560,6 +566,7 @@ EXPECTED: dict[str, Expect] = {
     # code must launch the same computation at every size"), 0.500. Now a closure program reading what a later step
     # overwrote is the model's limit: the model-shape price, capped (0.71x there: 0.688)
     "a221_workspace_reused_after_the_producer_read_it.py": GPU("mlp_block", "harmless", None, "replay", correct=True,
+                                                               slow_replay=True,
                                                                evidence="read memory a later step of the call overwrote"),
     # (OPEN_GAPS) a201's capped fallback reached through a221's limit: row statistics (row = program_id, an affine
     # tiling) read a workspace copy of x cleared after them, so the closure's late programs would read zeros: the

@@ -47,7 +47,7 @@ def canary_secrets():
 
 
 def _config(overrides):
-    return dataclasses.replace(harness_config(), timeout_s=20.0, **overrides)
+    return dataclasses.replace(harness_config(), **{"timeout_s": 20.0, **overrides})
 
 
 def honest_score(task_id: str, overrides: Optional[dict] = None) -> float:
