@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR, sorted_unique
+from environment.evaluation.replay.line_grid import idle_start
 from environment.evaluation.replay.tile_lattice import Lattice
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
@@ -296,16 +297,12 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
 
 
 def _idle_tail(programs: list, axis: int, stored: list) -> Optional[int]:
-    """The first program of a line grid's idle tail (an over-launched grid's programs past the last tile, storing
-    nothing), when every run program storing nothing lies past every one that stored and the sample closed the
-    step between them (line_grid.tail_probe); else None."""
+    """The first program of a line grid's idle tail (line_grid.idle_start) past a busy line of at least three
+    programs; else None."""
     if any(role == "complete" for _, role in programs):
         return None
-    busy = [pos[axis] for (pos, _), s in zip(programs, stored) if s]
-    idle = [pos[axis] for (pos, _), s in zip(programs, stored) if not s]
-    if not busy or not idle or min(idle) != max(busy) + 1 or max(busy) < 2:
-        return None
-    return min(idle)
+    end = idle_start([pos[axis] for pos, _ in programs], [bool(s) for s in stored])
+    return end if end is not None and end >= 3 else None
 
 
 def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -61,19 +62,36 @@ def next_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
     return (tuple((a + b) // 2 if k == axis else 0 for k in range(3)), "probe")
 
 
+def tail_step(at: list[int], busy: list[bool]) -> Optional[tuple[int, int]]:
+    """(the last busy program, the first idle one) of a line's run programs at positions `at`, when some stored
+    (`busy`) and some did not and every idle one lies past every busy one: an over-launched grid's idle tail
+    (programs returning at once past the last tile, `if pid >= tiles: return`); None for any other pattern. The one
+    test every judge of the tail shares: tail_probe bisects the step, idle_start reads it once closed."""
+    work = [c for c, b in zip(at, busy) if b]
+    rest = [c for c, b in zip(at, busy) if not b]
+    if not work or not rest or min(rest) <= max(work):
+        return None
+    return max(work), min(rest)
+
+
+def idle_start(at: list[int], busy: list[bool]) -> Optional[int]:
+    """The first program of a line's idle tail (tail_step) once the sample closed the step into it (the last busy
+    program and the first idle one are adjacent); else None: the tail is then judged as any program storing nothing."""
+    step = tail_step(at, busy)
+    return step[1] if step is not None and step[1] == step[0] + 1 else None
+
+
 def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
-    """The program halving the gap between the last run program of a line grid that stored anything and the first
-    run one past it, when every run program past it stored nothing (an over-launched grid's idle tail: programs
-    returning at once past the last tile, `if pid >= tiles: return`); None once they are adjacent or there is no
-    such tail. Then the step into the tail is exact (sample_trust.idle_tail)."""
+    """The program halving the step into a line grid's idle tail (tail_step) while it is not closed; None once
+    the last busy program and the first idle one are adjacent, or there is no such tail. Then the step into the
+    tail is exact (idle_start)."""
     axis = line_axis(grid)
     if axis is None or any(role == "complete" for _, role in run):
         return None
-    busy = [p[axis] for i, (p, _) in enumerate(run) if stored[i]]
-    idle = [p[axis] for i, (p, _) in enumerate(run) if not stored[i]]
-    if not busy or not idle or min(idle) < max(busy) or min(idle) - max(busy) <= 1:
+    step = tail_step([p[axis] for p, _ in run], [bool(s) for s in stored])
+    if step is None or step[1] - step[0] <= 1:
         return None
-    return (tuple((max(busy) + min(idle)) // 2 if k == axis else 0 for k in range(3)), "probe")
+    return (tuple(sum(step) // 2 if k == axis else 0 for k in range(3)), "probe")
 
 
 def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:

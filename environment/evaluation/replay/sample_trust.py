@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from environment.evaluation.replay.line_grid import idle_start
+
 
 _METRICS = ("sectors", "read", "write")
 # How far outside the estimate's range a check program may lie before the estimate is distrusted:
@@ -94,12 +96,9 @@ def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> frozenset
         return frozenset()
     axis = axes[0]
 
-    def busy(p: dict) -> bool:   # what idle programs read (a weight vector loaded before the loop) is counted at
-        return bool(p["write"])   # their weight: storing nothing, they are no sample of the stores' programs
-
-    at = [pos[axis] for pos, _ in programs]
-    work = [c for c, p in zip(at, per_program) if busy(p)]
-    rest = [c for c, p in zip(at, per_program) if not busy(p)]
-    if not work or not rest or min(rest) != max(work) + 1:
+    # what idle programs read (a weight vector loaded before the loop) is counted at their weight: storing nothing,
+    # they are no sample of the stores' programs
+    busy = [bool(p["write"]) for p in per_program]
+    if idle_start([pos[axis] for pos, _ in programs], busy) is None:
         return frozenset()
-    return frozenset(i for i, p in enumerate(per_program) if not busy(p))
+    return frozenset(i for i, b in enumerate(busy) if not b)

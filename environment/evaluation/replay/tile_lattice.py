@@ -30,6 +30,8 @@ from typing import Optional
 import numpy as np
 import torch
 
+from environment.evaluation.replay.line_grid import idle_start
+
 SAMPLED_ROLES = ("corner", "stratum", "check", "probe")
 
 
@@ -167,12 +169,7 @@ def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> O
 
 
 def _tail(programs: list, per: dict, total: int) -> Optional[int]:
-    """The first program of the line's idle tail (`total` when every run program stored), or None when a program
-    storing nothing lies before a program that stored, or the step into the tail is not closed."""
-    busy = [p[0] for k, (p, _) in enumerate(programs) if k in per]
-    idle = [p[0] for k, (p, _) in enumerate(programs) if k not in per]
-    if not idle:
-        return total
-    if not busy or min(idle) != max(busy) + 1:
-        return None
-    return min(idle)
+    """The first program of the line's idle tail (line_grid.idle_start; `total` when every run program stored), or
+    None when a program storing nothing lies before a program that stored, or the step into the tail is not closed."""
+    busy = [k in per for k in range(len(programs))]
+    return total if all(busy) else idle_start([p[0] for p, _ in programs], busy)
