@@ -275,10 +275,12 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     for i, (pos, role) in enumerate(programs):
         if role != "complete":
             at.setdefault(pos[axis], i)
-    # the line's probes at 1 and G-2 (line_grid.line_probes) run whatever the seed, as the corners do: each stands
-    # for itself only, and the programs between it and the first (last) interior program drawn from the secret count
-    # as that one (red team a251: probes storing zeros, their rows redone by a second launch, stood for half the gap)
-    public = {c for c in (1, n - 2) if c in at and programs[at[c]][1] == "probe"}
+    # the line's programs 1 and G-2 run whatever the seed (line_grid.line_probes runs them when the draw did not), as
+    # the corners do: each stands for itself only, and the programs between it and the first (last) interior program
+    # drawn from the secret count as that one (red team a251: probes storing zeros, their rows redone by a second
+    # launch, stood for half the gap; drawn, G-2 stood for half the gap too, so an unmasked last block shifted back
+    # over it, counted by its own stores only, fell short on one draw in two hundred)
+    public = {c for c in (1, n - 2) if c in at}
     inner = sorted(c for c in at if 0 < c < n - 1 and c not in public)
     if not inner:
         return class_weights(programs, grid, stored)
@@ -307,8 +309,9 @@ def _idle_tail(programs: list, axis: int, stored: list) -> Optional[int]:
 
 def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:
     """Estimated fraction of the elements of output `t` (the view forward returns) that the launches store:
-    per sampled launch, each program's distinct elements of the view (any byte of them stored) times the
-    programs it stands for (program_weights), times the share of the sample's stored elements that are distinct
+    per sampled launch, the distinct elements of the programs that stand for themselves only (weight 1), then each
+    other program's distinct elements of the view (any byte of them stored) not among those, times the programs it
+    stands for (program_weights), times the share of those programs' stored elements that are distinct
     (every program storing the same block is one block); an aten op that wrote the view (and no later launch
     may overwrite: `views`) counts its elements exactly. Elements an earlier launch (or aten op) already
     stored count once: launches over the same grid run the same sampled programs, so copy launches restoring
@@ -345,12 +348,23 @@ def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[
                                   [sets[k].size if k in sets else 0 for k in range(len(launch.programs))], launch.spread,
                                   launch.lattice)
         sets = {k: s for k, s in sets.items() if weights[k] and s.size}
-        stored = sum(s.size for s in sets.values())
-        if not stored:
-            continue
+        # a program weighing 1 stands for itself only (a corner, a line's public probe, a grid run whole): its
+        # distinct elements count as they are, however they overlap (an unmasked last block shifted back over its
+        # neighbour's stores part of it twice); the rest of the sample stands for unrun programs, so the share of
+        # its stored elements that are distinct, and new past the former, scales it (every program storing the
+        # same block is one block)
         fresh = np.zeros_like(seen)   # the launch's distinct elements as flags (sorting their indices cost seconds)
-        for s in sets.values():
-            fresh[s] = True
-        covered += np.count_nonzero(fresh) / stored * math.fsum(weights[k] * s.size for k, s in sets.items())
+        for k, s in sets.items():
+            if weights[k] == 1.0:
+                fresh[s] = True
+        covered += np.count_nonzero(fresh)
+        rest = {k: s[~fresh[s]] for k, s in sets.items() if weights[k] != 1.0}
+        stored = sum(s.size for s in rest.values())
+        if stored:
+            drawn = np.zeros_like(seen)
+            for s in rest.values():
+                drawn[s] = True
+            covered += np.count_nonzero(drawn) / stored * math.fsum(weights[k] * s.size for k, s in rest.items())
+            fresh |= drawn
         seen |= fresh
     return min(1.0, covered / t.numel())

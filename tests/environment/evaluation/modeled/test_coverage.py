@@ -176,6 +176,26 @@ def test_the_programs_every_draw_of_a_line_grid_runs_stand_for_themselves_only()
         assert covered == pytest.approx(1 - 2 * (rows - rows // 2) / out.numel(), abs=1e-12), seed
 
 
+def test_an_unmasked_last_block_shifted_back_over_its_neighbour_is_covered_exactly_on_every_draw():
+    # start = min(pid * BLOCK, n - BLOCK): the last program re-stores most of its neighbour's block (G-2, a probe
+    # every draw runs). Scaling the whole sample by its share of distinct stores charged that overlap to every
+    # drawn program (94-97% at the GPU shape: unreplayable); programs standing for themselves count as they are
+    grid, block = (6004, 1, 1), 64
+    n = (grid[0] - 1) * block + 23
+    out = torch.empty(n)
+    for seed in range(20):
+        programs = sampled.choose_programs(grid, seed)
+        programs = programs + line_grid.line_probes(grid, programs)
+        blocks = {pos: [(4 * min(pos[0] * block, n - block), 4 * (min(pos[0] * block, n - block) + block))]
+                  for pos, _ in programs}
+        covered = coverage.output_coverage(out, [_launch(programs, grid, blocks, out.data_ptr())], [])
+        assert covered == pytest.approx(1.0, abs=1e-12), seed
+        # drawn programs storing the corner's block instead of their own cover nothing of their own
+        copied = {**blocks, **{pos: blocks[(grid[0] - 1, 0, 0)] for pos, r in programs if r == "stratum"}}
+        covered = coverage.output_coverage(out, [_launch(programs, grid, copied, out.data_ptr())], [])
+        assert covered < 1 - coverage.COVERAGE_SLACK, seed
+
+
 @pytest.mark.parametrize("group", [0, 8])
 def test_a_line_grid_enumerating_a_2d_tiling_is_weighed_by_its_tiles_positions_whatever_the_draw(group):
     # 8191 x 3001 in 128 x 128 tiles on a line of 64 x 24 = 1536 programs (matmul_bias_relu's GPU shape and the
