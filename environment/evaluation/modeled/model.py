@@ -42,23 +42,6 @@ def _compute_s(flops: dict[str, float], spec: dict, tf32_ok: bool, share: float 
     return total
 
 
-def _busy_programs(record: dict, programs: int) -> float:
-    """How many of the busiest program a Triton launch's work amounts to: its per-instruction sector bytes over
-    the busiest program's (and likewise per precision of its FLOPs), at most its programs. A grid of alike
-    programs is its program count; an over-launched grid's idle tail (`if pid >= tiles: return`) or a fixed
-    persistent grid with no rows left for its last programs adds nothing, as on the GPU, where a program that
-    returns at once frees its slot for the next: charging every program of a wave the busiest one's time
-    priced 1056 programs over 64 row blocks as eight full programs per SM. Less work never costs more: a launch
-    whose work sits in one program is charged that program's time on one SM."""
-    if record.get("kind") != "triton":
-        return programs
-    shares = [record.get("bytes_sectors", 0) / record["program_bytes_max"]] if record.get("program_bytes_max") else []
-    for key, most in record.get("program_flops_max", {}).items():
-        if most:
-            shares.append(record.get("flops", {}).get(key, 0.0) / most)
-    return min(programs, max(1.0, *shares)) if shares else programs
-
-
 def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     """max(dram, l2, compute, occupancy) + launch overhead, for one counted launch.
 
@@ -69,8 +52,7 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     compute: FLOPs / the peak of their precision (tensor-core rates for `tl.dot`, CUDA-core rates for
     elementwise work and reductions).
     occupancy (Triton launches only): waves of programs over the SMs times the time of one wave on the
-    busiest SM, so one giant program (or a grid smaller than the SM count) is not free; the programs are counted
-    as the busiest program's work, so idle ones add nothing (_busy_programs). With the sm_90
+    busiest SM, so one giant program (or a grid smaller than the SM count) is not free. With the sm_90
     compile's figures (record["compiled"], set by occupancy.attach in the evaluator) an SM holds
     `resident` programs at once (registers, shared memory, warps and blocks per SM): waves =
     ceil(programs / (SMs x resident)); the r programs of a wave on one SM share its compute and its
@@ -91,9 +73,8 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     if programs:
         sms = spec["sm_count"]
         resident = resident_programs(compiled, spec) if compiled else 1
-        busy = _busy_programs(record, programs)
-        waves = math.ceil(busy / (sms * resident))
-        here = min(resident, math.ceil(busy / sms))   # programs on the busiest SM in one wave
+        waves = math.ceil(programs / (sms * resident))
+        here = min(resident, math.ceil(programs / sms))   # programs on the busiest SM in one wave
         sm_rate = spec["sm_bytes_per_s"]
         if compiled:
             sm_rate *= min(1.0, here * compiled["num_warps"] / spec["occupancy"]["latency_hiding_warps"])
