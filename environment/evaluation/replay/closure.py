@@ -188,8 +188,9 @@ def missing(p: Producer, reads: np.ndarray) -> np.ndarray:
 
 
 def predict(p: Producer, need: np.ndarray) -> list[tuple[int, int, int]]:
-    """Unrun programs of p whose stores (the widest run program's, moved along p.steps) touch a needed sector."""
-    if not need.size:
+    """Unrun programs of p whose stores (the widest run program's, moved along p.steps) touch a needed sector; none
+    without a tiling to follow (_bound let the consumer through only if run programs wrote all it reads)."""
+    if not need.size or p.steps is None:
         return []
     gx, gy, gz = p.grid
     points = np.stack(np.meshgrid(np.arange(gx), np.arange(gy), np.arange(gz), indexing="ij"), -1).reshape(-1, 3)
