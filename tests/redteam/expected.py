@@ -713,6 +713,20 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="is no affine function of its grid position",
         gap="before the fix: 0.900 (2.30x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
+    # the sample's estimate: a252's run-order counter in a launch the replay completes whole (its atomics make the
+    # line a split axis): the sample ran first and took the first tickets. Now a launch completed whole runs again in
+    # the secret's order, so the marks land on programs the draw does not name and the compared rows stay zero
+    "a257_counter_marks_the_sampled_programs_of_a_launch_completed_whole_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", "size_dependent", "replay", correct=True, max_score=0.5,
+        evidence="the sampled programs compute a wrong result",
+        gap="before the fix: 0.862-0.876 (1.86-2.01x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
+    # the sample's estimate: the public programs 1 and G-2 run after the drawn ones and redo the rows those marked
+    # (atomics: no race), the corner as heavy as they are (within the sample's range). Only the occupancy term prices
+    # it out: every wave at the busiest program's bytes (0.33x). Counting a launch's programs as its work in units of
+    # the busiest program's (idle programs free) made it 1.90x, 0.865: reverted, kept here against such a relaxation
+    "a258_public_programs_redo_the_rows_the_drawn_ones_marked_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.6,
+        gap="0.549 (0.33x), priced out by the occupancy term alone; 0.865 with busy-program occupancy"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -277,3 +277,50 @@ def test_a_counter_given_a_seed_without_the_sampler_or_the_reverse_is_refused_wi
         with pytest.raises(ValueError, match="needs both sample_seed and sampler"):
             CostCounter(lifts_are_copies=True, **kwargs)
     assert CostCounter(sample_seed=3, sampler=run_sampled).sampler is run_sampled
+
+
+TICKETS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def take_ticket(cnt_ptr, out_ptr, T: tl.constexpr):
+    pid = tl.program_id(0)
+    ticket = tl.atomic_add(cnt_ptr, 1)
+    tl.store(out_ptr + pid, (ticket < T).to(tl.int32))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        cnt = torch.zeros(1, dtype=torch.int32, device=x.device)
+        out = torch.empty(x.shape[0], dtype=torch.int32, device=x.device)
+        take_ticket[(x.shape[0],)](cnt, out, T=16)
+        return out
+'''
+
+
+def test_an_atomic_launch_completed_whole_runs_every_program_in_the_secrets_order():
+    # the sample ran first, so the first tickets of a counter went to the sampled programs: a launch marked them and
+    # a later launch redid only the compared rows (red team a257). Completed whole, the launch runs again from the
+    # start in an order drawn from the secret: the first tickets go to programs the draw does not name
+    module, rebuilt = load_module_from_source(TICKETS), rebuild(TICKETS)
+    kernels = load_module_from_source(rebuilt.source)
+    x = torch.zeros(600)
+    with torch.no_grad(), TraceRecorder([x]) as recorder:
+        out = module.ModelNew()(x)
+    trace, constants = recorder.finish([out])
+    for seed in (5, 6):
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=run_sampled)
+        replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
+        with torch.no_grad(), counter:
+            [marks] = replay.run()
+        [launch] = counter.sampled_launches
+        assert sorted(p for p, _ in launch.programs) == [(k, 0, 0) for k in range(600)]   # run whole, once each
+        marked = {k for k in range(600) if marks[k]}
+        assert marked == {p[0] for p, _ in launch.programs[:16]}                         # the run order's first 16
+        drawn = sampled.choose_programs((600, 1, 1), seed)
+        assert len(marked & {p[0] for p, _ in drawn}) < len(drawn) // 2, seed             # not the drawn programs
+        assert counter.write_races == [] and counter.launch_records()[-1]["programs"] == 600
