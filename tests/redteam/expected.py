@@ -727,6 +727,13 @@ EXPECTED: dict[str, Expect] = {
     "a258_public_programs_redo_the_rows_the_drawn_ones_marked_l2_normalize.py": Expect(
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.6,
         gap="0.549 (0.33x), priced out by the occupancy term alone; 0.865 with busy-program occupancy"),
+    # (the dependency closure passed a later launch through when it read only what a no-tiling producer's run
+    # programs wrote, and crashed on it; let through, a slot list the sampled programs filled told a small whole
+    # launch which rows to redo: now the model's limit)
+    "a259_sampled_programs_fill_a_slot_list_a_whole_launch_redoes_their_rows_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="is no affine function of its grid position",
+        gap="let through by the closure: 0.907 (2.39x at the GPU shape), above honest 0.834 on 2 secrets of 2"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -251,11 +251,10 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
     if p.atomic and missing(p, writes).size:
         raise ClosureLimit(f"{name} writes over the sums programs of {p.name} add atomically, and reads what unsampled "
                            "ones add (an in-place epilogue over split-K sums: the replay can compare only final values)")
-    if p.steps is None:
-        if not np.setdiff1d(wanted, p.written, assume_unique=True).size:
-            return   # no tiling to follow, and all it reads lies in sectors run programs wrote: the ledger judges
-        raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, and where a program of "
-                           f"{p.name} stores is no affine function of its grid position (a tiling it can follow)")
+    if p.steps is None:   # what unrun programs store there is unknown, also in sectors run programs wrote: a later
+        # launch could read what only the sampled programs wrote (a slot list they filled) and redo their rows alone
+        raise ClosureLimit(f"{name} reads what {p.name} writes, and where a program of {p.name} stores is no affine "
+                           "function of its grid position (a tiling it can follow)")
     if math.prod(p.grid) > PREDICT_GRID:
         raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
                            f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")

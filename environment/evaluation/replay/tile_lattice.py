@@ -128,7 +128,8 @@ def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> O
         rel = np.asarray(addrs, dtype=np.int64) - base
         if size != item or rel.size and (rel.min() < 0 or rel.max() >= t.numel() * item or (rel % item).any()):
             return None   # a store outside t (or not of whole elements of it): not a tiling of t
-        per.setdefault(int(k), []).append(rel // item)
+        if rel.size:   # a store masked whole (an over-launched grid's tail masked, not returned) stores nothing
+            per.setdefault(int(k), []).append(rel // item)
     # programs storing nothing are an over-launched grid's idle tail only when every one lies past every program
     # that stored and the first of them next to the last of those (line_grid.tail_probe closes that step); a
     # program storing nothing anywhere else skips its tile
@@ -146,6 +147,8 @@ def _on(t, programs: list, store_log: list, owners: np.ndarray, total: int) -> O
             return None   # not one whole rectangle
         boxes.append(box)
     stored = [b for b in boxes if b is not None]
+    if not stored:
+        return None
     tile = (max(b[1] - b[0] for b in stored), max(b[3] - b[2] for b in stored))
     extent = (rows, cols)
     positions = []
