@@ -189,7 +189,7 @@ def missing(p: Producer, reads: np.ndarray) -> np.ndarray:
 
 def predict(p: Producer, need: np.ndarray) -> list[tuple[int, int, int]]:
     """Unrun programs of p whose stores (the widest run program's, moved along p.steps) touch a needed sector; none
-    without a tiling to follow (_bound let the consumer through only if run programs wrote all it reads)."""
+    without a tiling to follow (_bound names a read of such a producer the model's limit before any prediction)."""
     if not need.size or p.steps is None:
         return []
     gx, gy, gz = p.grid
