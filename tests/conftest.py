@@ -75,3 +75,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Where a lane's time goes, by test file (setup, call and teardown summed over the file's tests; with
+    workers these add up to more than the wall time): the figures issue-sized speed-ups of the suite start from."""
+    totals: dict[str, list] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) in ("setup", "call", "teardown"):
+                entry = totals.setdefault(report.nodeid.split("::")[0], [0.0, 0])
+                entry[0] += report.duration
+                entry[1] += report.when == "call"
+    if not totals:
+        return
+    terminalreporter.write_sep("=", "slowest test files (summed test time)")
+    for path, (seconds, count) in sorted(totals.items(), key=lambda kv: -kv[1][0])[:15]:
+        terminalreporter.write_line(f"{seconds:8.1f}s  {count:4d} tests  {path}")
+    terminalreporter.write_line(f"{sum(s for s, _ in totals.values()):8.1f}s  in all")
