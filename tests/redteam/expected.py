@@ -734,6 +734,12 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="is no affine function of its grid position",
         gap="let through by the closure: 0.907 (2.39x at the GPU shape), above honest 0.834 on 2 secrets of 2"),
+    # (a producer whose run programs all stored the same bytes, a constant header first, passed for a tiling of step
+    # 0: the closure ran its unrun programs after the sampled ones, which had taken the list's first slots)
+    "a260_slot_list_passed_for_a_tiling_by_a_constant_header_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="store the same bytes with plain stores",
+        gap="passed for a tiling: 0.855 (1.79x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -57,6 +57,10 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 # the same for every program of a tiling, get the sample's own OUTLIER_SLACK
 BYTES_SLACK = (1.25, 4 * SECTOR)
 LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (evaluator/gpu_shape.py)
+# Why a producer is no tiling the closure can follow (ClosureLimit's message, {p}: the producer)
+AFFINE = "where a program of {p} stores is no affine function of its grid position (a tiling it can follow)"
+OVERLAP = ("two programs of {p} store the same bytes with plain stores (a tiling's tiles do not overlap: a slot list "
+           "or flag every program writes is no tiling it can follow)")
 
 
 @dataclass
@@ -76,6 +80,7 @@ class Producer:
     written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
     atomic: bool = False        # its programs add atomically (split-K partial sums)
     since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
+    untiled: str = ""           # why steps is None, naming the construct (ClosureLimit's message)
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -117,8 +122,11 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
                                             int(firsts[widest]) + int((pos[i] - pos[stored.index(widest)]) @ steps))
                                      for i, k in enumerate(stored)):
         steps = None   # a run program stored outside the widest one's stores moved to it: no tiling (red team a256)
+    untiled = "" if steps is not None else AFFINE
+    if steps is not None and not launch.atomics() and _overlapping(launch.store_log, owners, stored):
+        steps, untiled = None, OVERLAP   # tiles of a tiling do not overlap (red team a260)
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
-                    steps, segments, touched, written=written,
+                    steps, segments, touched, written=written, untiled=untiled,
                     accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
 
 
@@ -127,6 +135,20 @@ def _stores(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np
     mine = [(a, s) for (a, s), o in zip(store_log, owners) if o == k and a.size]
     return (np.concatenate([a for a, _ in mine]).astype(np.int64),
             np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine]))
+
+
+def _overlapping(store_log: list, owners: np.ndarray, stored: list[int]) -> bool:
+    """Whether two run programs stored the same byte with plain stores. The tiles of a tiling do not overlap (an
+    atomic split-K's do, by design): a launch whose every program rewrites a shared slot list, a constant header
+    first (every program's first byte the same: a step of 0), passed for a tiling, and the closure ran the unrun
+    programs after the sampled ones, which had taken the first slots for a later launch to redo their rows alone."""
+    runs = [np.column_stack([s, np.full(len(s), k)]) for k in stored
+            for s in [_segments(*_stores(store_log, owners, k))]]
+    runs = np.concatenate(runs)
+    runs = runs[np.lexsort((runs[:, 1], runs[:, 0]))]
+    # a program's own runs are disjoint (_segments merges them): a run starting before an earlier run's end is
+    # another program's byte
+    return bool((runs[1:, 0] < np.maximum.accumulate(runs[:-1, 1])).any())
 
 
 def _inside(segments: np.ndarray, addrs: np.ndarray, items: np.ndarray, offset: int) -> bool:
@@ -253,8 +275,7 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
                            "ones add (an in-place epilogue over split-K sums: the replay can compare only final values)")
     if p.steps is None:   # what unrun programs store there is unknown, also in sectors run programs wrote: a later
         # launch could read what only the sampled programs wrote (a slot list they filled) and redo their rows alone
-        raise ClosureLimit(f"{name} reads what {p.name} writes, and where a program of {p.name} stores is no affine "
-                           "function of its grid position (a tiling it can follow)")
+        raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
     if math.prod(p.grid) > PREDICT_GRID:
         raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
                            f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")

@@ -44,6 +44,7 @@ STATIC_MISSES = {
     "a235_whole_line_run_past_the_replay_deadline_silu_mul.py",   # re-reads are waste, not a hack: priced as such
     # a slot list filled by a scan and a launch redoing the rows listed: honest-looking kernels, the closure's limit
     "a259_sampled_programs_fill_a_slot_list_a_whole_launch_redoes_their_rows_l2_normalize.py",
+    "a260_slot_list_passed_for_a_tiling_by_a_constant_header_l2_normalize.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}

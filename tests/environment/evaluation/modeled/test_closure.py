@@ -120,6 +120,24 @@ def test_the_closure_predicts_a_tilings_programs_from_an_affine_first_store():
     assert closure.predict(p, need) == [(2, 1, 0)]
 
 
+def test_run_programs_storing_the_same_byte_are_no_tiling():
+    # red team a260: every program stored a header at one byte (a step of 0) and rewrote a shared slot list
+    import numpy as np
+
+    def log(*programs):   # store_log and owners of programs given as lists of (first byte, elements of 4 bytes)
+        entries = [((start + 4 * np.arange(n)).astype(np.int64), 4, k) for k, runs in enumerate(programs)
+                   for start, n in runs]
+        return [(a, s) for a, s, _ in entries], np.array([k for *_, k in entries])
+
+    rows, owners = log([(0, 64)], [(256, 64)], [(512, 60), (760, 2)])          # row blocks, one masked short
+    assert not closure._overlapping(rows, owners, [0, 1, 2])
+    header, owners = log([(0, 1), (8, 1)], [(0, 1), (12, 1)])                   # one header byte, two slots
+    assert closure._overlapping(header, owners, [0, 1])
+    edge, owners = log([(0, 64)], [(252, 64)])                                   # one element stored by both
+    assert closure._overlapping(edge, owners, [0, 1])
+    assert not closure._overlapping(edge, owners, [1])
+
+
 # The producer works only once a later one-program launch has set a flag: on a GPU never (its consumer would redo
 # the work), in the replay only in the programs the closure runs, which weigh nothing (red team a200, a202)
 FLAGGED = PIPELINE.replace(
