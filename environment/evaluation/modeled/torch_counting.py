@@ -34,8 +34,29 @@ _NO_LAUNCH = {"_unsafe_view", "set_", "resize_", "_local_scalar_dense", "sym_siz
               "sym_storage_offset", "record_stream", "is_same_size", "_has_compatible_shallow_copy_type"}
 
 
+# In-place ops that overwrite their destination whole without reading it (a memset, a copy, a random fill): on a GPU
+# the kernel only writes it. Counted as a read, `torch.empty(n).zero_()` read n garbage bytes (a tainted launch, no
+# speed credit, where torch.zeros(n) is priced) and paid for reading what it only writes.
+_OVERWRITE_SELF = {"zero_", "fill_", "copy_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_",
+                   "geometric_", "cauchy_", "log_normal_"}
+
+
 def _tensors(tree) -> list[torch.Tensor]:
     return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+
+
+def _read(func, args, kwargs) -> list[torch.Tensor]:
+    """The tensors an aten op reads: its inputs but a destination it only writes (_OVERWRITE_SELF's `self`, an
+    `out=` argument)."""
+    written = set()
+    for k, a in enumerate(func._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        if a.kwarg_only:   # out= (and its named variants): the op writes the result there
+            written.update(id(t) for t in _tensors(kwargs.get(a.name)))
+        elif k == 0 and func.name().split("::", 1)[-1].split(".", 1)[0] in _OVERWRITE_SELF:
+            written.update(id(t) for t in _tensors(args[:1] or kwargs.get(a.name)))
+    return [t for t in _tensors((args, kwargs)) if id(t) not in written]
 
 
 def _sectors(tensors: list[torch.Tensor]):
@@ -50,7 +71,7 @@ def aten_records(func, args, kwargs, out):
     """(records, read sectors, written sectors) of one aten op: one record per kernel it launches on
     CUDA (the op's FLOPs on the first); the sectors, as intervals, are the op's own (the ledger's)."""
     inputs, outputs = _tensors((args, kwargs)), _tensors(out)
-    reads, writes = _sectors(inputs), _sectors(outputs)
+    reads, writes = _sectors(_read(func, args, kwargs)), _sectors(outputs)
     flops = {}
     formula = CPU_FLOPS.get(func._overloadpacket) or flop_registry.get(func._overloadpacket)
     if formula is not None and inputs:

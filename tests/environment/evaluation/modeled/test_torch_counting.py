@@ -41,6 +41,29 @@ def test_a_half_precision_sdpa_is_priced_as_flash_attention_2_runs_it():
     assert report["launches"][0]["flops"] == {"dot_fp32": 4.0 * 2 * 200 * 200 * 64}
 
 
+def test_an_op_that_overwrites_its_destination_whole_reads_nothing_there():
+    # torch.empty(n).zero_() before atomic sums, an autotune pre_hook zeroing a workspace: a memset writes only.
+    # Counted as reading the fresh buffer, it read garbage (a tainted launch: no speed credit) and paid twice
+    x = torch.randn(64, 256)
+
+    def zeroed_then_summed(v):
+        acc = torch.empty(64, 256)
+        acc.zero_()
+        acc.add_(v)                     # reads acc (and v): an in-place op that reads its destination
+        out = torch.empty(64, 256)
+        torch.mul(acc, 2.0, out=out)    # out= is written, not read
+        return out.copy_(out * 0.5)     # copy_ reads the source only
+
+    _, report = count(zeroed_then_summed, x)
+    assert report["tainted_launches"] == []
+    size = 64 * 256 * 4
+    assert [(r["name"], r["bytes_unique"]) for r in report["launches"]] == [
+        ("aten.zero_.default", size), ("aten.add_.Tensor", 3 * size), ("aten.mul.out", 2 * size),
+        ("aten.mul.Tensor", 2 * size), ("aten.copy_.default", 2 * size)]
+    _, report = count(lambda v: torch.empty(64, 256).add_(v), x)   # a fresh buffer read in place: garbage
+    assert report["tainted_launches"] == ["aten.add_.Tensor"]
+
+
 def test_a_broadcast_input_counts_its_bytes_once():
     x, bias = torch.randn(128, 256), torch.randn(256)
     _, report = count(lambda a, b: a + b, x, bias)
