@@ -152,3 +152,23 @@ def test_the_gpu_shape_samplers_programs_storing_different_values_to_one_element
         assert len(counter.write_races) == 1 and counter.write_races[0].startswith(
             "kernel `_overlap_line`: ") and "programs 0 and 1" in counter.write_races[0]
         assert counter.report(outputs=[])["write_races"] == counter.write_races
+
+
+@triton.jit
+def _exchange(slots_ptr, new_ptr, old_ptr):
+    i = tl.arange(0, 4)
+    tl.store(old_ptr + i, tl.atomic_xchg(slots_ptr + i, tl.load(new_ptr + i)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32])
+def test_atomic_exchange_of_floats_swaps_their_bits_as_sm_90_does(dtype):
+    # the interpreter's native atomics refused a float exchange ("Unsupported data type"): an honest kernel storing
+    # its partial results with tl.atomic_xchg was judged wrong
+    slots = torch.tensor([1.5, -2.0, float("inf"), 0.0]).to(dtype)
+    new = torch.tensor([3.25, float("nan"), -0.0, 7.0]).to(dtype) if dtype.is_floating_point else \
+        torch.tensor([3, -4, 0, 7], dtype=dtype)
+    old = torch.empty_like(slots)
+    before = slots.clone()
+    _exchange[(1,)](slots, new, old)
+    assert torch.equal(old, before)
+    assert slots.view(torch.uint8).tolist() == new.view(torch.uint8).tolist()   # bit for bit (NaN, -0.0)
