@@ -135,8 +135,12 @@ class CostCounter:
         elif kind == "launch":
             records, reads, writes = aten_records(func, args, kwargs, out)
             dirty = self.ledger.launch(records[0]["name"], reads, writes)
-            # a sampled launch whose memory an aten op then writes is never completed later (replay/closure.py)
-            self.producers = [p for p in self.producers if not any(overlap(_one(a, b), writes) for a, b in p.spans)]
+            # a sampled launch whose memory an aten op then writes is never completed later: a launch reading what
+            # its unsampled programs write is then the model's limit (replay/closure.py). Dropped silently, it let a
+            # later launch read a slot list only the sampled programs had filled (red team a262)
+            for p in self.producers:
+                if not p.overwritten and any(overlap(_one(a, b), writes) for a, b in p.spans):
+                    p.overwritten = records[0]["name"]
             for i, record in enumerate(records):
                 record["dirty_read_bytes"] = dirty if i == 0 else 0
             self.records.extend(records)

@@ -47,15 +47,17 @@ def _tensors(tree) -> list[torch.Tensor]:
 
 def _read(func, args, kwargs) -> list[torch.Tensor]:
     """The tensors an aten op reads: its inputs but a destination it only writes (_OVERWRITE_SELF's `self`, an
-    `out=` argument)."""
+    `out=` argument) where that destination is one contiguous run of memory. A strided view's writes are counted
+    as its whole span (memory.tensor_interval), so two elements zeroed at a buffer's ends would otherwise mark
+    the garbage between them clean: such a destination stays read, as before."""
     written = set()
     for k, a in enumerate(func._schema.arguments):
         if a.alias_info is None or not a.alias_info.is_write:
             continue
         if a.kwarg_only:   # out= (and its named variants): the op writes the result there
-            written.update(id(t) for t in _tensors(kwargs.get(a.name)))
+            written.update(id(t) for t in _tensors(kwargs.get(a.name)) if t.is_contiguous())
         elif k == 0 and func.name().split("::", 1)[-1].split(".", 1)[0] in _OVERWRITE_SELF:
-            written.update(id(t) for t in _tensors(args[:1] or kwargs.get(a.name)))
+            written.update(id(t) for t in _tensors(args[:1] or kwargs.get(a.name)) if t.is_contiguous())
     return [t for t in _tensors((args, kwargs)) if id(t) not in written]
 
 

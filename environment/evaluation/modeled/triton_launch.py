@@ -80,6 +80,7 @@ class TritonLaunch:
         self._program_sectors: dict[str, list] = {"read": [], "write": []}
         self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
         self.store_program: list[int] = []                   # the program (index into per_program) of each
+        self.store_atomic: list[bool] = []                   # whether each was an atomic (else a plain store)
 
     def program(self) -> None:
         self._close_program()
@@ -123,6 +124,7 @@ class TritonLaunch:
         if kind != "read":
             self.store_log.append((addrs, itemsize))
             self.store_program.append(self.programs - 1)
+            self.store_atomic.append(kind == "atomic")
         if not self.addresses and kind == "read":
             return
         got, progs = self._addrs[kind]
@@ -134,8 +136,9 @@ class TritonLaunch:
         return np.concatenate(self._sectors[side]) if self._sectors[side] else _EMPTY
 
     def atomics(self) -> bool:
-        """Whether a program so far added into memory atomically."""
-        return bool(self._addrs["atomic"][0])
+        """Whether a program so far added into memory atomically (an atomic masked whole adds nothing: red team
+        a261 passed a slot list's launch for a split-K that way)."""
+        return any(a.size for a in self._addrs["atomic"][0])
 
     def atomic_addresses(self, k: int) -> np.ndarray:
         """Byte addresses the k-th program run (from 0) added into atomically, unique."""

@@ -81,6 +81,7 @@ class Producer:
     atomic: bool = False        # its programs add atomically (split-K partial sums)
     since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
     untiled: str = ""           # why steps is None, naming the construct (ClosureLimit's message)
+    overwritten: str = ""       # the aten op that wrote into its allocations after it: its programs can no longer run
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -123,7 +124,7 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
                                      for i, k in enumerate(stored)):
         steps = None   # a run program stored outside the widest one's stores moved to it: no tiling (red team a256)
     untiled = "" if steps is not None else AFFINE
-    if steps is not None and not launch.atomics() and _overlapping(launch.store_log, owners, stored):
+    if steps is not None and _overlapping(launch.store_log, owners, launch.store_atomic, stored):
         steps, untiled = None, OVERLAP   # tiles of a tiling do not overlap (red team a260)
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
                     steps, segments, touched, written=written, untiled=untiled,
@@ -137,13 +138,17 @@ def _stores(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np
             np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine]))
 
 
-def _overlapping(store_log: list, owners: np.ndarray, stored: list[int]) -> bool:
-    """Whether two run programs stored the same byte with plain stores. The tiles of a tiling do not overlap (an
-    atomic split-K's do, by design): a launch whose every program rewrites a shared slot list, a constant header
-    first (every program's first byte the same: a step of 0), passed for a tiling, and the closure ran the unrun
-    programs after the sampled ones, which had taken the first slots for a later launch to redo their rows alone."""
-    runs = [np.column_stack([s, np.full(len(s), k)]) for k in stored
-            for s in [_segments(*_stores(store_log, owners, k))]]
+def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored: list[int]) -> bool:
+    """Whether two run programs stored the same byte with plain stores. The tiles of a tiling do not overlap (a
+    split-K's atomic adds do, by design, in any launch, and are not looked at): a launch whose every program
+    rewrites a shared slot list, a constant header first (every program's first byte the same: a step of 0),
+    passed for a tiling, and the closure ran the unrun programs after the sampled ones, which had taken the first
+    slots for a later launch to redo their rows alone (red team a260; a261: with one atomic beside it)."""
+    plain = np.where(np.asarray(atomic, dtype=bool), -1, owners)
+    runs = [np.column_stack([s, np.full(len(s), k)]) for k in stored if (plain == k).any()
+            for s in [_segments(*_stores(store_log, plain, k))]]
+    if not runs:
+        return False
     runs = np.concatenate(runs)
     runs = runs[np.lexsort((runs[:, 1], runs[:, 0]))]
     # a program's own runs are disjoint (_segments merges them): a run starting before an earlier run's end is
@@ -276,6 +281,8 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
     if p.steps is None:   # what unrun programs store there is unknown, also in sectors run programs wrote: a later
         # launch could read what only the sampled programs wrote (a slot list they filled) and redo their rows alone
         raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
+    if p.overwritten and predict(p, wanted):
+        raise ClosureLimit(_overwritten(p, name))
     if math.prod(p.grid) > PREDICT_GRID:
         raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write, on a grid of "
                            f"{math.prod(p.grid)} programs (the closure follows at most {PREDICT_GRID})")
@@ -284,6 +291,11 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
         raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
                            f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
                            "one sampled program may run)")
+
+
+def _overwritten(p: Producer, name: str) -> str:
+    return (f"{name} reads what unsampled programs of {p.name} write, and {p.overwritten} wrote into the same "
+            f"allocation after {p.name}: run now, those programs would overwrite it")
 
 
 def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: list) -> None:
@@ -308,6 +320,8 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         if programs and any(q.spans for q in producers[:producers.index(p)]):   # a chain: what do they read?
             feeds = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=True)
             need = np.union1d(need, feeds._unique("read"))
+        if programs and p.overwritten:
+            raise ClosureLimit(_overwritten(p, name))
         if programs:
             plan.append((p, programs))
         work = sum(len(q) * max(r.accesses, 1) for r, q in plan)

@@ -45,6 +45,8 @@ STATIC_MISSES = {
     # a slot list filled by a scan and a launch redoing the rows listed: honest-looking kernels, the closure's limit
     "a259_sampled_programs_fill_a_slot_list_a_whole_launch_redoes_their_rows_l2_normalize.py",
     "a260_slot_list_passed_for_a_tiling_by_a_constant_header_l2_normalize.py",
+    "a261_a260_with_an_atomic_masked_whole_l2_normalize.py",
+    "a262_aten_write_drops_the_producer_of_a_slot_list_l2_normalize.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}

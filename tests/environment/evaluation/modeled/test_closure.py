@@ -105,6 +105,15 @@ def test_a_producer_whose_programs_are_no_tiling_is_the_models_limit_named_as_su
     assert "row_stats" in said and "host code" not in said
 
 
+def test_a_producer_an_aten_op_wrote_over_is_the_models_limit_where_a_later_launch_reads_its_unsampled_programs():
+    # red team a262: the producer was dropped silently, and a later launch read what only its sampled programs wrote
+    source = PIPELINE.replace("        normalise_in_place[", "        mean[-1:].zero_()\n        normalise_in_place[")
+    with pytest.raises(ReplayError) as caught:
+        _replay(1, 3, source)
+    said = str(caught.value)
+    assert closure.LIMIT in said and "aten.zero_.default wrote into the same allocation after row_stats" in said
+
+
 def test_the_closure_predicts_a_tilings_programs_from_an_affine_first_store():
     import numpy as np
     grid = (4, 3, 1)
@@ -130,12 +139,18 @@ def test_run_programs_storing_the_same_byte_are_no_tiling():
         return [(a, s) for a, s, _ in entries], np.array([k for *_, k in entries])
 
     rows, owners = log([(0, 64)], [(256, 64)], [(512, 60), (760, 2)])          # row blocks, one masked short
-    assert not closure._overlapping(rows, owners, [0, 1, 2])
+    assert not closure._overlapping(rows, owners, [False] * 4, [0, 1, 2])
     header, owners = log([(0, 1), (8, 1)], [(0, 1), (12, 1)])                   # one header byte, two slots
-    assert closure._overlapping(header, owners, [0, 1])
+    assert closure._overlapping(header, owners, [False] * 4, [0, 1])
     edge, owners = log([(0, 64)], [(252, 64)])                                   # one element stored by both
-    assert closure._overlapping(edge, owners, [0, 1])
-    assert not closure._overlapping(edge, owners, [1])
+    assert closure._overlapping(edge, owners, [False, False], [0, 1])
+    assert not closure._overlapping(edge, owners, [False, False], [1])
+    # atomic adds into the same bytes are a split-K's, whatever else the launch does (red team a261: a launch with
+    # one atomic beside its slot list was exempt from the check); its plain stores are still looked at
+    assert not closure._overlapping(edge, owners, [True, False], [0, 1])
+    mixed, owners = log([(0, 4), (64, 1)], [(0, 4), (64, 1)])                  # atomic sums, then one flag
+    assert closure._overlapping(mixed, owners, [True, False, True, False], [0, 1])
+    assert not closure._overlapping(mixed, owners, [True, True, True, False], [0, 1])
 
 
 # The producer works only once a later one-program launch has set a flag: on a GPU never (its consumer would redo

@@ -63,6 +63,14 @@ def test_an_op_that_overwrites_its_destination_whole_reads_nothing_there():
     _, report = count(lambda v: torch.empty(64, 256).add_(v), x)   # a fresh buffer read in place: garbage
     assert report["tainted_launches"] == ["aten.add_.Tensor"]
 
+    def ends_zeroed(v):   # a strided view's writes count as its whole span: its destination stays read (garbage)
+        g = torch.empty(64, 256)
+        g.view(-1).as_strided((2,), (g.numel() - 1,)).zero_()
+        return g + v
+
+    _, report = count(ends_zeroed, x)
+    assert report["tainted_launches"] == ["aten.zero_.default", "aten.add.Tensor"]
+
 
 def test_a_broadcast_input_counts_its_bytes_once():
     x, bias = torch.randn(128, 256), torch.randn(256)
