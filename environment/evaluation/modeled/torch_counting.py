@@ -50,15 +50,19 @@ def _read(func, args, kwargs) -> list[torch.Tensor]:
     `out=` argument) where that destination is one contiguous run of memory. A strided view's writes are counted
     as its whole span (memory.tensor_interval), so two elements zeroed at a buffer's ends would otherwise mark
     the garbage between them clean: such a destination stays read, as before."""
-    written = set()
+    written, read = set(), []
+    overwrites = func.name().split("::", 1)[-1].split(".", 1)[0] in _OVERWRITE_SELF
     for k, a in enumerate(func._schema.arguments):
-        if a.alias_info is None or not a.alias_info.is_write:
-            continue
-        if a.kwarg_only:   # out= (and its named variants): the op writes the result there
-            written.update(id(t) for t in _tensors(kwargs.get(a.name)) if t.is_contiguous())
-        elif k == 0 and func.name().split("::", 1)[-1].split(".", 1)[0] in _OVERWRITE_SELF:
-            written.update(id(t) for t in _tensors(args[:1] or kwargs.get(a.name)) if t.is_contiguous())
-    return [t for t in _tensors((args, kwargs)) if id(t) not in written]
+        value = args[k] if k < len(args) and not a.kwarg_only else kwargs.get(a.name)
+        tensors = _tensors(value)
+        # out= (and its named variants), or the self an op overwrites whole: written, not read
+        if a.alias_info is not None and a.alias_info.is_write and (a.kwarg_only or (k == 0 and overwrites)):
+            written.update(id(t) for t in tensors if t.is_contiguous())
+        else:
+            read += tensors
+    # a destination also passed as an operand (torch.add(z, y, out=z)) is read there
+    operands = {id(t) for t in read}
+    return read + [t for t in _tensors((args, kwargs)) if id(t) not in written and id(t) not in operands]
 
 
 def _sectors(tensors: list[torch.Tensor]):

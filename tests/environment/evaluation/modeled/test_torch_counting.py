@@ -70,6 +70,9 @@ def test_an_op_that_overwrites_its_destination_whole_reads_nothing_there():
 
     _, report = count(ends_zeroed, x)
     assert report["tainted_launches"] == ["aten.zero_.default", "aten.add.Tensor"]
+    # a destination that is also an operand is read as one: priced as its in-place twin
+    _, report = count(lambda v: torch.add(v, v, out=v), x.clone())
+    assert report["launches"][0]["bytes_unique"] == 2 * size
 
 
 def test_a_broadcast_input_counts_its_bytes_once():
