@@ -747,7 +747,8 @@ EXPECTED: dict[str, Expect] = {
         gap="exempt from the overlap check: 0.855 (1.79x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     "a263_a260_with_atomics_in_odd_programs_only_l2_normalize.py": Expect(
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="store the same bytes with plain stores",
+        # no tiling either way: its plain stores overlap, or (as drawn) the odd programs' atomic moves their first byte
+        evidence="fix_rows reads what claim writes, and",
         gap="exempt from the overlap check: 0.855 (1.79x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     # (an aten op writing into a sampled producer's allocation dropped it from the closure silently)
     "a262_aten_write_drops_the_producer_of_a_slot_list_l2_normalize.py": Expect(
