@@ -144,12 +144,16 @@ def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored
     rewrites a shared slot list, a constant header first (every program's first byte the same: a step of 0),
     passed for a tiling, and the closure ran the unrun programs after the sampled ones, which had taken the first
     slots for a later launch to redo their rows alone (red team a260; a261: with one atomic beside it)."""
-    plain = np.where(np.asarray(atomic, dtype=bool), -1, owners)
-    runs = [np.column_stack([s, np.full(len(s), k)]) for k in stored if (plain == k).any()
-            for s in [_segments(*_stores(store_log, plain, k))]]
-    if not runs:
+    per: dict[int, list] = {}   # one pass over the log (it holds every store instruction of every run program)
+    wanted = set(stored)
+    for (addrs, size), k, added in zip(store_log, owners, atomic):
+        if not added and addrs.size and int(k) in wanted:
+            per.setdefault(int(k), []).append((addrs, size))
+    if not per:
         return False
-    runs = np.concatenate(runs)
+    runs = np.concatenate([np.column_stack([s, np.full(len(s), k)]) for k, mine in per.items()
+                           for s in [_segments(np.concatenate([a for a, _ in mine]).astype(np.int64),
+                                               np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine]))]])
     runs = runs[np.lexsort((runs[:, 1], runs[:, 0]))]
     # a program's own runs are disjoint (_segments merges them): a run starting before an earlier run's end is
     # another program's byte
