@@ -26,17 +26,47 @@ def modeled_bench(spec: dict, tolerance: dict | None = None):
             kernel_call()
         records = counter.launch_records()
         ms = model_cost(records, spec, tolerance).time_us / 1000.0
-        if isinstance(outer, CostCounter) and records:
-            outer.autotune.append({"kernel": records[0]["name"], "constexprs": records[0]["constexprs"],
-                                   "options": records[0]["options"], "modeled_us": ms * 1000.0})
+        launches = [r for r in records if "constexprs" in r]  # not a config pre-hook's aten ops
+        if isinstance(outer, CostCounter) and launches:
+            outer.autotune.append({"kernel": launches[0]["name"], "constexprs": launches[0]["constexprs"],
+                                   "options": launches[0]["options"], "modeled_us": ms * 1000.0})
         return [ms, ms, ms] if quantiles else ms
 
     return bench
 
 
+def _tuning_reset(hook):
+    """An Autotuner pre-hook whose `reset_only=True` call, made once after benchmarking to undo what the
+    benchmark runs wrote into `reset_to_zero` arguments, is tuning too: not part of the traced call
+    (a warmed call on the GPU never runs it), so neither counted nor recorded, like the benchmark."""
+
+    def pre_hook(kwargs, reset_only=False):
+        if not reset_only:
+            return hook(kwargs)
+        with recorder.paused(), CostCounter():
+            return hook(kwargs, reset_only=True)
+
+    pre_hook.tuning_reset_of = hook
+    return pre_hook
+
+
+def _pre_hook_property():
+    def get(self):
+        if "_pre_hook" not in self.__dict__:  # an Autotuner made before install()
+            set_(self, self.__dict__["pre_hook"])
+        return self.__dict__["_pre_hook"]
+
+    def set_(self, hook):
+        self.__dict__["_pre_hook"] = hook if hasattr(hook, "tuning_reset_of") else _tuning_reset(hook)
+
+    return property(get, set_)
+
+
 def install(spec: dict | None = None, tolerance: dict | None = None) -> None:
-    """Make every Autotuner benchmark configs by modeled time (idempotent)."""
+    """Make every Autotuner benchmark configs by modeled time, its post-benchmark reset uncounted
+    (idempotent; before the candidate's decorators run)."""
     from triton.runtime.autotuner import Autotuner
 
     bench = modeled_bench(spec or load_spec(), tolerance)
     Autotuner.do_bench = property(lambda self: bench)
+    Autotuner.pre_hook = _pre_hook_property()

@@ -116,3 +116,23 @@ def tuned_add(x, y):
     out = torch.empty_like(x)
     tuned_add_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, out, x.numel())
     return out
+
+
+# Split sums accumulated by atomics into a zeroed buffer: the benchmark runs pollute it, so Triton's
+# reset_to_zero zeroes it once more after benchmarking (tuning work a warmed GPU call never does).
+@triton.autotune(configs=[triton.Config({"SPLIT": 2}), triton.Config({"SPLIT": 8})], key=["n"],
+                 reset_to_zero=["out_ptr"])
+@triton.jit
+def tuned_split_sum_kernel(x_ptr, out_ptr, n, SPLIT: tl.constexpr, BLOCK: tl.constexpr):
+    chunk = tl.cdiv(n, SPLIT)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(tl.program_id(0) * chunk, (tl.program_id(0) + 1) * chunk, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=(offs < n) & (offs < (tl.program_id(0) + 1) * chunk), other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(acc, axis=0))
+
+
+def tuned_split_sum(x):
+    out = torch.zeros(1, dtype=torch.float32)
+    tuned_split_sum_kernel[lambda meta: (meta["SPLIT"],)](x, out, x.numel(), BLOCK=256)
+    return out

@@ -16,3 +16,14 @@ def test_autotune_runs_on_cpu_and_keeps_the_config_with_the_lowest_modeled_time(
     assert kernels.tuned_add_kernel.best_config.kwargs == {"BLOCK": 128}
     # Only the chosen config's launch counts toward the forward call.
     assert [(r["name"], r["constexprs"]) for r in report["launches"]] == [("tuned_add_kernel", {"BLOCK": 128})]
+
+
+def test_the_reset_triton_runs_after_benchmarking_is_tuning_and_not_counted_with_the_call():
+    autotune.install()
+    x = torch.randn(1 << 14)
+    out, report = count(kernels.tuned_split_sum, x)
+    # the benchmark runs added into `out` as well: only the reset after them makes this one sum
+    assert torch.allclose(out, x.sum().reshape(1), rtol=1e-4, atol=1e-3)
+    assert len(report["autotune"]) == 2
+    # the call is its allocation and the chosen config's launch; no zero_ between them
+    assert [r["name"] for r in report["launches"]] == ["aten.zeros.default", "tuned_split_sum_kernel"]
