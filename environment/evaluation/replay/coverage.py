@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR, sorted_unique
-from environment.evaluation.replay.line_grid import idle_start
+from environment.evaluation.replay.line_grid import idle_split
 from environment.evaluation.replay.tile_lattice import Lattice
 
 # Positions compared with the reference per output: every element the sampled programs wrote is
@@ -251,7 +251,8 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     (its first and last, and the ends of its interior, programs 1 and G-2: line_grid.line_probes) weigh 1 each,
     every program between two interior programs drawn from the secret counts half as each (interpolation), and
     those between an end of the interior and the nearest drawn one count as that one. An over-launched line's
-    idle tail (programs past its last tile storing nothing: _idle_tail) ends it a program early. A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
+    idle tail (programs past its last tile storing nothing: idle_part) ends it a program early, and a grid over
+    several axes rounded up along one (a slab of programs storing nothing) is its busy part, weighed as a grid. A persistent kernel's programs loop over the rows pid, pid + G, ...: the first ones do
     one iteration more, a step the sample brackets and sampled.run_sampled bisects down to adjacent programs,
     so its estimate is exact whichever programs the seed drew. Grids over several axes weigh by position
     class (class_weights): their tiles are alike but for the masked edges. A grid run whole (a small one, or a line
@@ -260,17 +261,22 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     total = math.prod(grid)
     if len({pos for pos, _ in programs}) >= total:
         return [1.0] * len(programs)
+    split = None if len(programs) >= total else idle_part(programs, grid, stored)
+    if split is not None:   # the grid ends at coordinate end - 1 of the axis; the idle part's run programs share the rest
+        axis, end = split
+        busy = [i for i, (pos, _) in enumerate(programs) if pos[axis] < end]
+        part = tuple(end if a == axis else g for a, g in enumerate(grid))
+        # a slab's busy part is a grid of its own: the corners of its last slice (line_grid.tail_probe runs them)
+        # stand for their classes as the grid's corners do
+        kept = [(pos, "corner" if len(axes) > 1 and pos[axis] == end - 1 and role == "probe" else role)
+                for pos, role in (programs[i] for i in busy)]
+        weights = [(total - math.prod(part)) / (len(programs) - len(busy))] * len(programs)
+        for i, w in zip(busy, position_weights(kept, part, [stored[i] for i in busy])):
+            weights[i] = w
+        return weights
     if len(axes) != 1 or len(programs) >= total:
         return class_weights(programs, grid, stored)
     axis, n = axes[0], grid[axes[0]]
-    end = _idle_tail(programs, axis, stored)
-    if end is not None:   # the line ends at program end - 1; the idle tail's run programs share the rest
-        busy = [i for i, (pos, _) in enumerate(programs) if pos[axis] < end]
-        line = tuple(end if a == axis else g for a, g in enumerate(grid))
-        weights = [(n - end) / (len(programs) - len(busy))] * len(programs)
-        for i, w in zip(busy, position_weights([programs[i] for i in busy], line, [stored[i] for i in busy])):
-            weights[i] = w
-        return weights
     at: dict[int, int] = {}
     for i, (pos, role) in enumerate(programs):
         if role != "complete":
@@ -298,13 +304,13 @@ def position_weights(programs: list, grid: tuple, stored: list[int]) -> list[flo
     return weights
 
 
-def _idle_tail(programs: list, axis: int, stored: list) -> Optional[int]:
-    """The first program of a line grid's idle tail (line_grid.idle_start) past a busy line of at least three
-    programs; else None."""
+def idle_part(programs: list, grid: tuple, stored: list) -> Optional[tuple[int, int]]:
+    """(axis, first idle coordinate) of an over-launched grid's idle part (line_grid.idle_split: a line's tail, or a
+    slab along one axis of a grid over several) past a busy part at least three programs deep; else None."""
     if any(role == "complete" for _, role in programs):
         return None
-    end = idle_start([pos[axis] for pos, _ in programs], [bool(s) for s in stored])
-    return end if end is not None and end >= 3 else None
+    split = idle_split(grid, [pos for pos, _ in programs], [bool(s) for s in stored])
+    return split if split is not None and split[1] >= 3 else None
 
 
 def output_coverage(t: torch.Tensor, launches: list[SampledStores], views: list[AtenWrite]) -> float:

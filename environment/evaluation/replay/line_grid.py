@@ -15,7 +15,8 @@ import numpy as np
 # store different numbers of elements, with at most PROBES more programs per launch (coverage.program_weights)
 PROBES = 10
 # ... then, when every run program past the last one that stored anything stored nothing (an over-launched grid's
-# idle tail), bisects that step with up to TAIL_PROBES more, down to adjacent programs (a line of 2^20 programs)
+# idle tail; on a grid over several axes, past it along one axis: a slab), bisects that step with up to TAIL_PROBES
+# more, down to adjacent programs (a line of 2^20 programs), then runs a slab's busy part's last corners
 TAIL_PROBES = 20
 # ... and runs whole when it has at most EXACT_LINE programs (a persistent kernel runs one to a few per SM: 132 on
 # an H100) and the grid would execute at most EXACT_ACCESSES memory instructions (the most one run program executed,
@@ -81,17 +82,44 @@ def idle_start(at: list[int], busy: list[bool]) -> Optional[int]:
     return step[1] if step is not None and step[1] == step[0] + 1 else None
 
 
+def idle_split(grid: tuple[int, int, int], at: list, busy: list[bool]) -> Optional[tuple[int, int]]:
+    """(axis, its first idle coordinate) of an over-launched grid's idle part once the sample closed the step into
+    it (idle_start): along a line grid's axis, or along the one axis of a grid over several past which every run
+    program (positions `at`) that stored nothing lies (`busy`: which stored), a slab of programs returning at once
+    (`if pid_m >= row_blocks: return` on a row-block axis rounded up); None for any other pattern or an open step."""
+    found = [(a, end) for a in range(3) if grid[a] > 1
+             for end in [idle_start([p[a] for p in at], busy)] if end is not None]
+    return found[0] if len(found) == 1 else None
+
+
+def _open_step(grid: tuple[int, int, int], at: list, busy: list[bool]) -> Optional[tuple[int, int, int]]:
+    """(axis, last busy, first idle) of the one axis with a step into an idle part (tail_step), else None."""
+    steps = [(a, *step) for a in range(3) if grid[a] > 1
+             for step in [tail_step([p[a] for p in at], busy)] if step is not None]
+    return steps[0] if len(steps) == 1 else None
+
+
 def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
-    """The program halving the step into a line grid's idle tail (tail_step) while it is not closed; None once
-    the last busy program and the first idle one are adjacent, or there is no such tail. Then the step into the
-    tail is exact (idle_start)."""
-    axis = line_axis(grid)
-    if axis is None or any(role == "complete" for _, role in run):
+    """The program halving the step into a grid's idle part (_open_step: a line's tail, or a slab along one axis of
+    a grid over several, probed at coordinate 0 on the other axes) while it is not closed; then, for a slab, each
+    corner of the busy part's last slice not run yet (the busy part is a grid of its own, whose corners every
+    weighing needs: coverage.position_weights); None once those ran, or there is no such step. Then the step into
+    the idle part is exact (idle_split)."""
+    if any(role == "complete" for _, role in run):
         return None
-    step = tail_step([p[axis] for p, _ in run], [bool(s) for s in stored])
-    if step is None or step[1] - step[0] <= 1:
+    at, busy = [p for p, _ in run], [bool(s) for s in stored]
+    step = _open_step(grid, at, busy)
+    if step is None:
         return None
-    return (tuple(sum(step) // 2 if k == axis else 0 for k in range(3)), "probe")
+    axis, last, first = step
+    if first - last > 1:
+        return (tuple((last + first) // 2 if k == axis else 0 for k in range(3)), "probe")
+    if line_axis(grid) is not None:
+        return None
+    done = set(at)
+    ends = [(0, g - 1) if k != axis else (last,) for k, g in enumerate(grid)]
+    corners = [c for c in itertools.product(*ends) if c not in done]
+    return (corners[0], "probe") if corners else None
 
 
 def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:

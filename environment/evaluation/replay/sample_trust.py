@@ -1,11 +1,13 @@
 """When the sampled GPU-shape replay's estimate is not trusted (replay/sampled.py): interior programs whose counts
 lie outside the range the other side of the sample spans (outliers), and interior programs that store into other
-allocations than the rest (stray_writers); neither counts the idle tail of an over-launched line grid (idle_tail)."""
+allocations than the rest (stray_writers); neither counts the idle part of an over-launched grid (idle_tail)."""
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 
-from environment.evaluation.replay.line_grid import idle_start
+from environment.evaluation.replay.line_grid import idle_split
 
 
 _METRICS = ("sectors", "read", "write")
@@ -85,20 +87,17 @@ def stray_writers(per_program: list[dict], roles: list[str], storages: list[tupl
     return [i for i, t in interior if t != common]
 
 
-def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> frozenset:
-    """Indices of the run programs of a line grid's idle tail: programs that stored nothing (an over-launched
-    grid's `if pid >= tiles: return`, or a persistent loop with no rows left after loading its weights), every one
-    past every program that stored, the first of them adjacent to the last busy one (line_grid.tail_probe bisects that step). They
+def idle_tail(per_program: list[dict], programs: list, grid: tuple) -> tuple[frozenset, Optional[tuple[int, int]]]:
+    """(indices, (axis, first idle coordinate)) of the run programs of an over-launched grid's idle part: programs
+    that stored nothing (`if pid >= tiles: return`, or a persistent loop with no rows left after loading its
+    weights), every one past every program that stored along a line grid's axis, or along one axis of a grid over
+    several (a slab), the first of them adjacent to the last busy one (line_grid.tail_probe bisects that step). They
     weigh as what they are, nothing (coverage.position_weights), and are no sample of the others' work; a
-    program idle anywhere else, or a step not closed, is judged as before. Empty for any other grid."""
-    axes = [a for a, g in enumerate(grid) if g > 1]
-    if len(axes) != 1 or any(role == "complete" for _, role in programs):
-        return frozenset()
-    axis = axes[0]
-
+    program idle anywhere else, or a step not closed, is judged as before. (frozenset(), None) for any other grid."""
     # what idle programs read (a weight vector loaded before the loop) is counted at their weight: storing nothing,
     # they are no sample of the stores' programs
     busy = [bool(p["write"]) for p in per_program]
-    if idle_start([pos[axis] for pos, _ in programs], busy) is None:
-        return frozenset()
-    return frozenset(i for i, b in enumerate(busy) if not b)
+    split = None if any(role == "complete" for _, role in programs) else idle_split(grid, [p for p, _ in programs], busy)
+    if split is None:
+        return frozenset(), None
+    return frozenset(i for i, b in enumerate(busy) if not b), split

@@ -349,10 +349,10 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
     roles = [r for _, r in programs]
     total = grid[0] * grid[1] * grid[2]
     weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread, lattice)
-    idle = idle_tail(per_program, programs, grid)
-    if idle:   # the program before an idle tail ends the busy line as program G-1 ends a whole one (sample_trust.ENDS)
-        last = min(programs[i][0][line_axis(grid)] for i in idle) - 1
-        roles = ["end" if pos[line_axis(grid)] == last else r for (pos, _), r in zip(programs, roles)]
+    idle, split = idle_tail(per_program, programs, grid)
+    if split is not None:   # the programs before an idle part end the busy one as program G-1 ends a whole line
+        axis, end = split   # (sample_trust.ENDS)
+        roles = ["end" if pos[axis] == end - 1 else r for (pos, _), r in zip(programs, roles)]
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):

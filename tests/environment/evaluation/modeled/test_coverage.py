@@ -293,7 +293,7 @@ def test_an_idle_tail_is_no_sample_only_when_it_follows_every_busy_program_and_i
     def judged(idle_at: set, programs: list):
         per = [idle if pos[0] in idle_at else busy for pos, _ in programs]
         roles = [r for _, r in programs]
-        tail = sample_trust.idle_tail(per, programs, grid)
+        tail, _ = sample_trust.idle_tail(per, programs, grid)
         storages = [(0, 1 << 20)]
         return (sorted(tail), sample_trust.stray_writers(per, roles, storages, tail),
                 sample_trust.outliers(per, roles, tail))
@@ -304,6 +304,51 @@ def test_an_idle_tail_is_no_sample_only_when_it_follows_every_busy_program_and_i
     # the step not closed (89 and 90 not both run), or an idle program before a busy one: judged as before
     assert judged({95, 98, 99}, programs)[0] == [] and judged({95, 98, 99}, programs)[1]
     assert judged({50, 98, 99}, programs)[0] == [] and judged({50, 98, 99}, programs)[1]
+
+
+def _tile_blocks(programs: list, shape: tuple, tile: tuple, rows: int) -> dict:
+    """_launch's blocks of a 2-D grid of `tile` tiles of `shape` (row-major float32), program (m, n) storing tile (m, n)
+    masked at the edges, and nothing when m >= rows (row blocks past the last: `if pid_m >= rows: return`)."""
+    blocks = {}
+    for (m, n, _), _ in programs:
+        if m < rows:
+            cols = (n * tile[1], min(shape[1], n * tile[1] + tile[1]))
+            blocks[(m, n, 0)] = [(4 * (i * shape[1] + cols[0]), 4 * (i * shape[1] + cols[1]))
+                                 for i in range(m * tile[0], min(shape[0], m * tile[0] + tile[0]))]
+    return blocks
+
+
+def test_a_2d_grid_rounded_up_along_one_axis_is_weighed_as_its_busy_part_on_every_draw():
+    # 16 x 256 tiles over 4097 x 3001 on a (264, 12) grid: the row-block axis rounded up to a multiple of 8, row blocks
+    # 257..263 returning at once. A drawn interior program there stored nothing where its neighbours store the output
+    # (stray_writers: unpriced), on one secret in four; on the others those programs were weighed as busy ones. The
+    # sampler bisects the step along that axis and runs the busy part's last corners (line_grid.tail_probe); the busy
+    # part is weighed as a grid of its own and the slab's programs as nothing: exact, and alike, on every draw
+    shape, tile, rows = (4097, 3001), (16, 256), 257
+    grid = (264, 12, 1)
+    out = torch.empty(shape)
+    for seed in range(24):
+        chosen = sampled.choose_programs(grid, seed) + line_grid.line_probes(grid, [])
+        ran = list(chosen)
+        line_grid.sample_line(grid, chosen, ran.extend, lambda k: (np.array(
+            [bool(_tile_blocks([q], shape, tile, rows)) for q in ran[:k]], dtype=np.float64), 10**6))
+        assert {(rows - 1, 0, 0), (rows - 1, 11, 0), (rows, 0, 0)} <= {pos for pos, _ in ran}, seed
+        stored = [int(pos[0] < rows) for pos, _ in ran]
+        assert coverage.idle_part(ran, grid, stored) == (0, rows), seed
+        weights = coverage.position_weights(ran, grid, stored)
+        assert math.fsum(weights) == pytest.approx(264 * 12), seed
+        assert math.fsum(w for (pos, _), w in zip(ran, weights) if pos[0] < rows) == pytest.approx(rows * 12), seed
+        launch = _launch(ran, grid, _tile_blocks(ran, shape, tile, rows), out.data_ptr())
+        assert coverage.output_coverage(out, [launch], []) == pytest.approx(1.0, abs=1e-12), seed
+        per = [{"sectors": 8 * s, "read": 4 * s, "write": 4 * s, "flops": {"fp32": 9.0 * s},
+                "written": np.array([out.data_ptr() // 32]) if s else None} for s in stored]
+        idle, split = sample_trust.idle_tail(per, ran, grid)
+        assert split == (0, rows) and idle == {i for i, s in enumerate(stored) if not s}, seed
+        assert sample_trust.stray_writers(per, [r for _, r in ran], [(out.data_ptr() // 32, 1 << 62)], idle) == []
+        # a program idle among busy ones (a skipped tile) is no slab: judged as before, and the step stays open
+        skipper = next(pos for pos, role in ran if role == "stratum" and pos[0] < rows - 1)
+        holes = [int(pos[0] < rows and pos != skipper) for pos, _ in ran]
+        assert coverage.idle_part(ran, grid, holes) is None, seed
 
 
 def test_the_last_program_before_an_idle_tail_may_be_lighter_than_the_sample_never_heavier():
