@@ -27,6 +27,7 @@ from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_si
 REPORT_VERSION = 1
 # (executor, args, kwargs, counter, seed) -> the (addresses, itemsize) of every store the sampled programs made
 Sampler = Callable[[Any, tuple, dict, "CostCounter", int], list]
+AtenReads = Callable[["CostCounter", str, Any], None]
 
 
 def _one(start: int, end: int) -> tuple:
@@ -36,18 +37,21 @@ def _one(start: int, end: int) -> tuple:
 
 class CostCounter:
     def __init__(self, lifts_are_copies: bool = False, sample_seed: int | None = None,
-                 sampler: Sampler | None = None) -> None:
+                 sampler: Sampler | None = None, aten_reads: AtenReads | None = None) -> None:
         """lifts_are_copies: charge `torch.tensor(...)`-style lifts as copies (the replay, where a
         lift copies a constant of the trace; never free data movement). sample_seed and sampler, given
         together: run a sample of each launch's programs and scale its counts to the grid (the sampler
         is replay/sampled.py's run_sampled; the GPU-shape replay and autotune benchmarks), keeping no
-        per-element load addresses (no cross-program race check) and every store's addresses in `stores`."""
+        per-element load addresses (no cross-program race check) and every store's addresses in `stores`.
+        aten_reads: called with (this counter, op name, sectors read) before an aten op counts (the sampled replay's
+        check that no aten op reads what a sampled launch it cannot follow stores: replay/sampled.py)."""
         if (sample_seed is None) != (sampler is None):
             raise ValueError("a sampled CostCounter needs both sample_seed and sampler "
                              "(replay/sampled.py's run_sampled); a full count needs neither")
         self.lifts_are_copies = lifts_are_copies
         self.sample_seed = sample_seed
         self.sampler = sampler
+        self.aten_reads = aten_reads
         self.addresses = sample_seed is None
         self.stores: list = []
         self.sampled_launches: list = []   # per sampled launch, its coverage.SampledStores
@@ -134,6 +138,8 @@ class CostCounter:
                 self.ledger.host_data(tensor_interval(t))
         elif kind == "launch":
             records, reads, writes = aten_records(func, args, kwargs, out)
+            if self.aten_reads is not None:
+                self.aten_reads(self, records[0]["name"], reads)
             dirty = self.ledger.launch(records[0]["name"], reads, writes)
             # a sampled launch whose memory an aten op then writes is never completed later: a launch reading what
             # its unsampled programs write is then the model's limit (replay/closure.py). Dropped silently, it let a

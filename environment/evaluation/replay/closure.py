@@ -59,8 +59,8 @@ BYTES_SLACK = (1.25, 4 * SECTOR)
 LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (evaluator/gpu_shape.py)
 # Why a producer is no tiling the closure can follow (ClosureLimit's message, {p}: the producer)
 AFFINE = "where a program of {p} stores is no affine function of its grid position (a tiling it can follow)"
-OVERLAP = ("two programs of {p} store the same bytes with plain stores (a tiling's tiles do not overlap: a slot list "
-           "or flag every program writes is no tiling it can follow)")
+OVERLAP = ("two programs of {p} store the same bytes, one with a plain store (a tiling's tiles do not overlap: a slot "
+           "list or flag every program writes is no tiling it can follow)")
 
 
 @dataclass
@@ -139,25 +139,41 @@ def _stores(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np
 
 
 def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored: list[int]) -> bool:
-    """Whether two run programs stored the same byte with plain stores. The tiles of a tiling do not overlap (a
-    split-K's atomic adds do, by design, in any launch, and are not looked at): a launch whose every program
-    rewrites a shared slot list, a constant header first (every program's first byte the same: a step of 0),
-    passed for a tiling, and the closure ran the unrun programs after the sampled ones, which had taken the first
-    slots for a later launch to redo their rows alone (red team a260; a261: with one atomic beside it)."""
-    per: dict[int, list] = {}   # one pass over the log (it holds every store instruction of every run program)
+    """Whether a byte one run program stored with a plain store is stored by another run program, with a plain
+    store or an atomic. The tiles of a tiling do not overlap (a split-K's atomic adds do, by design, in any launch:
+    atomic on atomic is not looked at): a launch whose every program rewrites a shared slot list, a constant header
+    first (every program's first byte the same: a step of 0), passed for a tiling, and the closure ran the unrun
+    programs after the sampled ones, which had taken the first slots for a later launch to redo their rows alone
+    (red team a260; a261: with one atomic beside it; a265: one program's atomic add of 0 over the whole list made
+    it the widest, inside whose stores every slot lay)."""
+    per: dict[tuple[int, bool], list] = {}   # one pass over the log (it holds every store of every run program)
     wanted = set(stored)
     for (addrs, size), k, added in zip(store_log, owners, atomic):
-        if not added and addrs.size and int(k) in wanted:
-            per.setdefault(int(k), []).append((addrs, size))
-    if not per:
+        if addrs.size and int(k) in wanted:
+            per.setdefault((int(k), bool(added)), []).append((addrs, size))
+    if not any(not added for _, added in per):
         return False
-    runs = np.concatenate([np.column_stack([s, np.full(len(s), k)]) for k, mine in per.items()
-                           for s in [_segments(np.concatenate([a for a, _ in mine]).astype(np.int64),
-                                               np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine]))]])
-    runs = runs[np.lexsort((runs[:, 1], runs[:, 0]))]
-    # a program's own runs are disjoint (_segments merges them): a run starting before an earlier run's end is
-    # another program's byte
-    return bool((runs[1:, 0] < np.maximum.accumulate(runs[:-1, 1])).any())
+    runs = sorted((int(a), int(b), k, added) for (k, added), mine in per.items()
+                  for a, b in _segments(np.concatenate([a for a, _ in mine]).astype(np.int64),
+                                        np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
+    # sweep by start: a run overlaps an earlier one when it starts before that one's end. For each kind (plain,
+    # atomic), the two furthest ends reached so far by runs of two different programs: one of them is another
+    # program's whichever program asks
+    reach = {False: [(-1, -1), (-1, -1)], True: [(-1, -1), (-1, -1)]}   # kind -> [(end, program), (end, program)]
+    for start, stop, k, added in runs:
+        kinds = (False,) if added else (False, True)   # an atomic is looked at against plain stores only
+        for kind in kinds:
+            (e1, k1), (e2, _) = reach[kind]
+            if (e1 if k1 != k else e2) > start:
+                return True
+        top = reach[added]
+        if k == top[0][1]:
+            top[0] = (max(top[0][0], stop), k)
+        elif stop > top[0][0]:
+            top[0], top[1] = (stop, k), top[0]
+        elif stop > top[1][0]:
+            top[1] = (stop, k)
+    return False
 
 
 def _inside(segments: np.ndarray, addrs: np.ndarray, items: np.ndarray, offset: int) -> bool:
@@ -295,6 +311,21 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
         raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
                            f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
                            "one sampled program may run)")
+
+
+def aten_bound(producers: list, name: str, reads) -> None:
+    """Raise ClosureLimit when aten op `name` reads (sector intervals `reads`) an allocation a sampled producer with
+    no tiling to follow stored into: what its unrun programs store there is unknown, also in sectors its run
+    programs wrote, as for a launch reading it (_bound). The closure never runs producer programs for an aten op; a
+    slot list only the sampled programs filled, read by `lst - 1` for a later launch to redo their rows alone, went
+    unseen (red team a264)."""
+    for p in producers:
+        if p.steps is None and any(overlap(_one(a, b), reads) for a, b in p.spans):
+            raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
+
+
+def _one(start: int, end: int) -> tuple:
+    return np.array([start], dtype=np.int64), np.array([end], dtype=np.int64)
 
 
 def _overwritten(p: Producer, name: str) -> str:

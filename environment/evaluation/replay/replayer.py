@@ -31,7 +31,7 @@ from environment.evaluation.evaluator.inputs import fingerprint, planned_inputs
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 # imported here, not where it runs: a sampled launch runs inside a sandbox that reads no source files
-from environment.evaluation.replay.sampled import run_sampled
+from environment.evaluation.replay.sampled import aten_reads, run_sampled
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.child.lifecycle import enter_child, enter_sandbox, send_reply, serve_then_exit
 from environment.evaluation.transport.protocol import InputPlan, MakeInputs, Replayed, ReplayJob
@@ -208,7 +208,7 @@ def _sampled(job: ReplayJob, inputs: list[torch.Tensor], constants: list[torch.T
     try:
         # the programs sampled (the estimate's too) are keyed to the secret seed and this submission's kernels
         seed = int.from_bytes(hashlib.sha256(f"{sampled.seed}|{job.digest}".encode()).digest()[:8], "little") >> 1
-        counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=run_sampled)
+        counter = CostCounter(lifts_are_copies=True, sample_seed=seed, sampler=run_sampled, aten_reads=aten_reads)
         replay = Replay(sampled.trace, inputs, constants, module, job.kernels, counter)
         with torch.no_grad(), counter:
             replay.run(keep=False)

@@ -76,6 +76,14 @@ LONG_PROGRAMS = "programs too long to sample"
 CLAIMED = "atomics: tiles claimed from a counter?"   # ... and no price at all then (the model shape's is one program's)
 
 
+def aten_reads(sink, name: str, reads) -> None:
+    """The sampled replay's CostCounter hook for an aten op's reads (closure.aten_bound): the model's limit, named."""
+    try:
+        closure.aten_bound(sink.producers, name, reads)
+    except closure.ClosureLimit as limit:
+        raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
+
+
 def choose_programs(grid: tuple[int, int, int], seed: int) -> list[tuple[tuple[int, int, int], str]]:
     """((x, y, z), role) of the programs to run, role "corner", "stratum" or "check": every program of
     a small grid (as "stratum"), else the corners, one program drawn from the seed in each of STRATA

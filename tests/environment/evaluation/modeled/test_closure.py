@@ -146,11 +146,17 @@ def test_run_programs_storing_the_same_byte_are_no_tiling():
     assert closure._overlapping(edge, owners, [False, False], [0, 1])
     assert not closure._overlapping(edge, owners, [False, False], [1])
     # atomic adds into the same bytes are a split-K's, whatever else the launch does (red team a261: a launch with
-    # one atomic beside its slot list was exempt from the check); its plain stores are still looked at
-    assert not closure._overlapping(edge, owners, [True, False], [0, 1])
+    # one atomic beside its slot list was exempt from the check); its plain stores are still looked at, against
+    # other programs' atomics too (a265: one program's atomic add of 0 over the whole slot list)
+    assert not closure._overlapping(edge, owners, [True, True], [0, 1])
+    assert closure._overlapping(edge, owners, [True, False], [0, 1])
+    assert closure._overlapping(edge, owners, [False, True], [0, 1])
     mixed, owners = log([(0, 4), (64, 1)], [(0, 4), (64, 1)])                  # atomic sums, then one flag
     assert closure._overlapping(mixed, owners, [True, False, True, False], [0, 1])
-    assert not closure._overlapping(mixed, owners, [True, True, True, False], [0, 1])
+    assert closure._overlapping(mixed, owners, [True, True, True, False], [0, 1])
+    assert not closure._overlapping(mixed, owners, [True, True, True, True], [0, 1])
+    own, owners = log([(0, 4), (0, 4)], [(16, 4)])                               # a program adds into its own tile
+    assert not closure._overlapping(own, owners, [False, True, False], [0, 1])
 
 
 # The producer works only once a later one-program launch has set a flag: on a GPU never (its consumer would redo
@@ -221,3 +227,21 @@ def test_a_producer_whose_input_a_later_step_overwrote_is_the_models_limit_not_a
     said = _replay_error(REUSED)
     assert closure.LIMIT in said and "a limit of the model, not a fault of the kernel" in said
     assert "programs of row_stats the closure ran for normalise_in_place read memory a later step" in said
+
+
+def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_limit():
+    # red team a264: `idx = lst - 1` read a slot list only the sampled programs filled; the closure looked at launches
+    import numpy as np
+    from environment.evaluation.replay.closure import AFFINE, ClosureLimit, Producer, aten_bound
+
+    def producer(steps):
+        return Producer("claim", None, {}, (4097, 1, 1), set(), ((0, 0, 0), 4096), steps,
+                        np.array([[0, 4]], dtype=np.int64), [(100, 108)], untiled="" if steps else AFFINE)
+
+    def sectors(a, b):
+        return np.array([a], dtype=np.int64), np.array([b], dtype=np.int64)
+
+    with pytest.raises(ClosureLimit, match="aten.sub.Tensor reads what claim writes, and where a program of claim"):
+        aten_bound([producer(None)], "aten.sub.Tensor", sectors(107, 109))
+    aten_bound([producer(None)], "aten.sub.Tensor", sectors(108, 120))   # past its allocations
+    aten_bound([producer((4, 0, 0))], "aten.sub.Tensor", sectors(100, 108))   # a tiling: the ledger judges the read
