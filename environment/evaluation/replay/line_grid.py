@@ -86,9 +86,12 @@ def idle_split(grid: tuple[int, int, int], at: list, busy: list[bool]) -> Option
     """(axis, its first idle coordinate) of an over-launched grid's idle part once the sample closed the step into
     it (idle_start): along a line grid's axis, or along the one axis of a grid over several past which every run
     program (positions `at`) that stored nothing lies (`busy`: which stored), a slab of programs returning at once
-    (`if pid_m >= row_blocks: return` on a row-block axis rounded up); None for any other pattern or an open step."""
+    (`if pid_m >= row_blocks: return` on a row-block axis rounded up) of at most half the axis; None for any other
+    pattern or an open step. A larger slab would leave the busy part too few of the secret's draws to weigh its
+    classes by (red team: a slab of 2/3 of the grid priced a busy class by a corner writing scratch, 8% low)."""
+    line = line_axis(grid) is not None
     found = [(a, end) for a in range(3) if grid[a] > 1
-             for end in [idle_start([p[a] for p in at], busy)] if end is not None]
+             for end in [idle_start([p[a] for p in at], busy)] if end is not None and (line or 2 * end >= grid[a])]
     return found[0] if len(found) == 1 else None
 
 
@@ -99,22 +102,27 @@ def _open_step(grid: tuple[int, int, int], at: list, busy: list[bool]) -> Option
     return steps[0] if len(steps) == 1 else None
 
 
-def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
+def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray, slabs: bool = True):
     """The program halving the step into a grid's idle part (_open_step: a line's tail, or a slab along one axis of
     a grid over several, probed at coordinate 0 on the other axes) while it is not closed; then, for a slab, each
     corner of the busy part's last slice not run yet (the busy part is a grid of its own, whose corners every
-    weighing needs: coverage.position_weights); None once those ran, or there is no such step. Then the step into
+    weighing needs: coverage.position_weights); None once those ran, or there is no such step, or a slab is past
+    what idle_split admits, or `slabs` is off (a launch reading earlier launches' sampled programs: its probes would
+    read rows no run program stored, which the dependency closure ran for the sample only). Then the step into
     the idle part is exact (idle_split)."""
-    if any(role == "complete" for _, role in run):
+    line = line_axis(grid) is not None
+    if any(role == "complete" for _, role in run) or not (line or slabs):
         return None
     at, busy = [p for p, _ in run], [bool(s) for s in stored]
     step = _open_step(grid, at, busy)
     if step is None:
         return None
     axis, last, first = step
+    if not line and 2 * first < grid[axis]:
+        return None
     if first - last > 1:
         return (tuple((last + first) // 2 if k == axis else 0 for k in range(3)), "probe")
-    if line_axis(grid) is not None:
+    if line:
         return None
     done = set(at)
     ends = [(0, g - 1) if k != axis else (last,) for k, g in enumerate(grid)]
@@ -151,7 +159,7 @@ def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bo
         run([probe])
         added.append(probe)
     for _ in range(TAIL_PROBES if len(chosen) < math.prod(grid) else 0):
-        probe = tail_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
+        probe = tail_probe(grid, chosen + added, stored(len(chosen) + len(added))[0], slabs=whole)
         if probe is None:
             break
         run([probe])
