@@ -765,6 +765,11 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="store the same bytes, one with a plain store",
         gap="passed for a tiling: 0.863 (1.87x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
+    # (a tiled producer's flags read by an aten op: only the sampled programs' flags were set)
+    "a266_tiled_flags_read_by_an_aten_op_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="aten.mul.Tensor reads what unsampled programs of mark_kernel write",
+        gap="no closure for an aten op: 0.870 (1.95x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -235,7 +235,7 @@ def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_
     from environment.evaluation.replay.closure import AFFINE, ClosureLimit, Producer, aten_bound
 
     def producer(steps):
-        return Producer("claim", None, {}, (4097, 1, 1), set(), ((0, 0, 0), 4096), steps,
+        return Producer("claim", None, {}, (4097, 1, 1), set(), ((0, 0, 0), 3200), steps,
                         np.array([[0, 4]], dtype=np.int64), [(100, 108)], untiled="" if steps else AFFINE)
 
     def sectors(a, b):
@@ -244,4 +244,13 @@ def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_
     with pytest.raises(ClosureLimit, match="aten.sub.Tensor reads what claim writes, and where a program of claim"):
         aten_bound([producer(None)], "aten.sub.Tensor", sectors(107, 109))
     aten_bound([producer(None)], "aten.sub.Tensor", sectors(108, 120))   # past its allocations
-    aten_bound([producer((4, 0, 0))], "aten.sub.Tensor", sectors(100, 108))   # a tiling: the ledger judges the read
+    # a tiling of plain stores: reading what its unrun programs would write is the limit too (a266: flags in a zeroed
+    # buffer, set by the sampled programs only); a split-K's atomic sums read as partial sums, as a launch reads them
+    tiled = producer((4, 0, 0))
+    tiled.run = {(0, 0, 0)}
+    with pytest.raises(ClosureLimit, match="reads what unsampled programs of claim write"):
+        aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
+    tiled.run = {(k, 0, 0) for k in range(4097)}
+    aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
+    tiled.atomic, tiled.run = True, {(0, 0, 0)}
+    aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
