@@ -1,5 +1,5 @@
-"""Tiled flags (program p stores flag[p] = 1 into a torch.zeros buffer) doubled by an aten op, read by a 16-program
-launch that redoes the flagged rows: in the sampled replay only the sampled programs' flags are set."""
+"""Tiled flags set per program in a zeroed buffer, doubled by an aten op, tell a later launch which rows to redo."""
+# In the sampled replay only the sampled programs' flags are set: a 16-program launch redoes their rows alone.
 # aten_bound (a264) stopped at producers with no tiling; this producer is a clean tiling of plain stores, and the
 # closure never runs producer programs for an aten op: 0.870-0.872 on 3 secrets of 3 (1.95x), above honest 0.834.
 # An aten op reading what a plain-store tiling's unrun programs would write is now the model's limit too.
