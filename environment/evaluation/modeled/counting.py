@@ -15,12 +15,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Callable
 
-import numpy as np
 import torch
 from torch.utils._pytree import tree_leaves
 
 from environment.evaluation.modeled import triton_hooks
-from environment.evaluation.modeled.memory import SECTOR, ProvenanceLedger, intervals_of, overlap, tensor_interval
+from environment.evaluation.modeled.memory import (SECTOR, ProvenanceLedger, intervals_of, one_interval, overlap,
+                                                   tensor_interval)
 from environment.evaluation.modeled.torch_counting import AtenCounter, aten_records, classify
 from environment.evaluation.modeled.triton_launch import TritonLaunch, launch_signature
 
@@ -28,11 +28,6 @@ REPORT_VERSION = 1
 # (executor, args, kwargs, counter, seed) -> the (addresses, itemsize) of every store the sampled programs made
 Sampler = Callable[[Any, tuple, dict, "CostCounter", int], list]
 AtenReads = Callable[["CostCounter", str, Any], None]
-
-
-def _one(start: int, end: int) -> tuple:
-    """The sector interval [start, end) as memory.Intervals."""
-    return np.array([start], dtype=np.int64), np.array([end], dtype=np.int64)
 
 
 class CostCounter:
@@ -145,7 +140,7 @@ class CostCounter:
             # its unsampled programs write is then the model's limit (replay/closure.py). Dropped silently, it let a
             # later launch read a slot list only the sampled programs had filled (red team a262)
             for p in self.producers:
-                if not p.overwritten and any(overlap(_one(a, b), writes) for a, b in p.spans):
+                if not p.overwritten and any(overlap(one_interval(a, b), writes) for a, b in p.spans):
                     p.overwritten = records[0]["name"]
             for i, record in enumerate(records):
                 record["dirty_read_bytes"] = dirty if i == 0 else 0

@@ -110,6 +110,11 @@ def minus(a: Intervals, b: Intervals) -> Intervals:
     return _combine(a, b, lambda x, y: x & ~y)
 
 
+def one_interval(start: int, end: int) -> Intervals:
+    """The sector interval [start, end) as Intervals."""
+    return np.array([start], dtype=np.int64), np.array([end], dtype=np.int64)
+
+
 def overlap(a: Intervals, b: Intervals) -> int:
     """Sectors in both."""
     return size(_combine(a, b, lambda x, y: x & y))

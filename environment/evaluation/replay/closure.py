@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from environment.evaluation.modeled.memory import SECTOR, intervals_of, overlap
+from environment.evaluation.modeled.memory import SECTOR, intervals_of, one_interval, overlap
 from environment.evaluation.modeled.triton_launch import TritonLaunch
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
 
@@ -324,7 +324,7 @@ def aten_bound(producers: list, name: str, reads) -> None:
     too. (A split-K's atomic sums are completed along their split axis for the sample and read as partial sums
     elsewhere, as a launch reading them would.)"""
     for p in producers:
-        if not any(overlap(_one(a, b), reads) for a, b in p.spans):
+        if not any(overlap(one_interval(a, b), reads) for a, b in p.spans):
             continue
         if p.steps is None:
             raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
@@ -340,10 +340,6 @@ def _sectors(reads, spans: list) -> np.ndarray:
     runs = [np.arange(max(int(a), c), min(int(b), d), dtype=np.int64)
             for c, d in spans for a, b in zip(*reads) if a < d and c < b]
     return np.unique(np.concatenate(runs)) if runs else _EMPTY
-
-
-def _one(start: int, end: int) -> tuple:
-    return np.array([start], dtype=np.int64), np.array([end], dtype=np.int64)
 
 
 def _overwritten(p: Producer, name: str) -> str:
