@@ -33,8 +33,7 @@ def _call(op, left: list, right: list, dtypes: list) -> list:
     results are dropped."""
     shape, size = left[0].shape, left[0].size
     width = 1 << max(0, size - 1).bit_length()
-    args = [op.to_tensor(np.pad(np.ravel(a), (0, width - size), mode="edge"), d)
-            for a, d in zip(left + right, dtypes + dtypes)]
+    args = [op.to_tensor(_padded(np.ravel(a), width), d) for a, d in zip(left + right, dtypes + dtypes)]
     out = op.combine_fn.fn(*args)
     out = out if isinstance(out, tuple) else (out,)
     if len(out) != len(left):
@@ -48,6 +47,16 @@ def _call(op, left: list, right: list, dtypes: list) -> list:
             raise ValueError("the combine did not return one value per element")
         result.append(np.broadcast_to(data, shape).astype(like.dtype))
     return result
+
+
+def _padded(flat: np.ndarray, width: int) -> np.ndarray:
+    """`flat` padded to `width` with copies of its last element (np.pad(mode="edge") costs ~65 us a call even when
+    there is nothing to pad: a third of a custom-combine reduction's time)."""
+    if flat.size == width:
+        return flat
+    if not flat.size:
+        raise ValueError("an empty slice")   # as np.pad raised: the interpreter's own path then
+    return np.concatenate((flat, np.repeat(flat[-1:], width - flat.size)))
 
 
 def _tree_reduce(op, input) -> list:
