@@ -770,6 +770,21 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="aten.mul.Tensor reads what unsampled programs of mark_kernel write",
         gap="no closure for an aten op: 0.870 (1.95x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
+    # (a266's flags set with tl.atomic_xchg: aten_bound exempted producers with atomics as split-K sums)
+    "a267_atomic_flags_read_by_an_aten_op_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="aten.mul.Tensor reads what unsampled programs of mark_kernel write",
+        gap="atomic producers exempt: 0.870/0.868/0.870 (1.95x at the GPU shape), above honest 0.834 on 3 of 3"),
+    # (the flags added along a real split axis the sampler completes: split-K sums, exempt the same way)
+    "a268_split_axis_flag_sums_read_by_an_aten_op_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="aten.mul.Tensor reads what unsampled programs of mark_kernel write",
+        gap="atomic producers exempt: 0.872/0.870/0.870 (1.96x at the GPU shape), above honest 0.834 on 3 of 3"),
+    # (a launch reading a tiling's flags only once its program 0 set a go bit: each program probed alone read none)
+    "a269_go_bit_hides_flag_reads_from_the_probes_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="read, run together, what unsampled programs of mark_kernel write",
+        gap="one-program probes: 0.870/0.870/0.872 (1.95x at the GPU shape), above honest 0.834 on 3 of 3"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -149,6 +149,11 @@ class TritonLaunch:
         self.flops[key] += count
         self._program_flops[key] += count
 
+    def read_so_far(self) -> np.ndarray:
+        """The sectors every program run so far read, the one still running included (sorted, unique)."""
+        parts = self._sectors["read"] + self._program_sectors["read"]
+        return sorted_unique(np.concatenate(parts)) if parts else _EMPTY
+
     def _unique(self, side: str) -> np.ndarray:
         parts = self._sectors[side]
         return sorted_unique(np.concatenate(parts)) if parts else _EMPTY

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from environment.evaluation.modeled.memory import SECTOR, intervals_of, one_interval, overlap
+from environment.evaluation.modeled.memory import SECTOR, intervals_of, overlap
 from environment.evaluation.modeled.triton_launch import TritonLaunch
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
 
@@ -311,35 +311,6 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
         raise ClosureLimit(f"a program of {name} reads what {work // max(p.accesses, 1)} programs of {p.name} "
                            f"write ({work} memory instructions, past the {PROGRAM_ACCESSES} the producers of "
                            "one sampled program may run)")
-
-
-def aten_bound(producers: list, name: str, reads) -> None:
-    """Raise ClosureLimit when aten op `name` reads (sector intervals `reads`) an allocation a sampled producer with
-    no tiling to follow stored into: what its unrun programs store there is unknown, also in sectors its run
-    programs wrote, as for a launch reading it (_bound). The closure never runs producer programs for an aten op; a
-    slot list only the sampled programs filled, read by `lst - 1` for a later launch to redo their rows alone, went
-    unseen (red team a264). Nor for a tiling of plain stores: what its unrun programs would store there reads as
-    whatever the allocation held (flags a `torch.zeros` buffer kept for every row but the sampled ones, doubled by
-    an aten op for a whole later launch to redo the sampled rows alone: a266), so reading it is the model's limit
-    too. (A split-K's atomic sums are completed along their split axis for the sample and read as partial sums
-    elsewhere, as a launch reading them would.)"""
-    for p in producers:
-        if not any(overlap(one_interval(a, b), reads) for a, b in p.spans):
-            continue
-        if p.steps is None:
-            raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
-        if p.atomic:
-            continue
-        if math.prod(p.grid) > PREDICT_GRID or predict(p, _sectors(reads, p.spans)):
-            raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write (the closure runs producer "
-                               "programs for a launch only, never for a PyTorch op)")
-
-
-def _sectors(reads, spans: list) -> np.ndarray:
-    """The sectors (sorted) of the sector intervals `reads` (starts, ends) that lie in `spans`."""
-    runs = [np.arange(max(int(a), c), min(int(b), d), dtype=np.int64)
-            for c, d in spans for a, b in zip(*reads) if a < d and c < b]
-    return np.unique(np.concatenate(runs)) if runs else _EMPTY
 
 
 def _overwritten(p: Producer, name: str) -> str:

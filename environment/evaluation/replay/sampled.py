@@ -38,7 +38,7 @@ import torch
 from environment.evaluation.child import gpu_numerics
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import ProgramTooLong, TritonLaunch
-from environment.evaluation.replay import closure, tile_lattice
+from environment.evaluation.replay import closure, closure_reads, tile_lattice
 from environment.evaluation.replay.line_grid import line_axis, line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, idle_tail, outliers, stray_writers  # noqa: F401 (re-exported)
@@ -77,9 +77,9 @@ CLAIMED = "atomics: tiles claimed from a counter?"   # ... and no price at all t
 
 
 def aten_reads(sink, name: str, reads) -> None:
-    """The sampled replay's CostCounter hook for an aten op's reads (closure.aten_bound): the model's limit, named."""
+    """The sampled replay's CostCounter hook for an aten op's reads (closure_reads.aten_bound): the model's limit, named."""
     try:
-        closure.aten_bound(sink.producers, name, reads)
+        closure_reads.aten_bound(sink.producers, name, reads)
     except closure.ClosureLimit as limit:
         raise RuntimeError(f"{MODEL_LIMIT} ({closure.LIMIT}): {limit}") from None
 
@@ -267,6 +267,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                         chosen = chosen + extra
                 if whole:
                     chosen, stored = whole_in_secret_order(sink, run, chosen, seed, executor.fn.__name__, grid)
+                if sink.producers:   # what they read run together, not only probed one by one
+                    closure_reads.after(sink, executor.fn.__name__)
                 sink.launch.undo = None
                 sink.write_races.extend(stored.races)
             except closure.ClosureLimit as limit:

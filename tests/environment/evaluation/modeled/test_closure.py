@@ -232,7 +232,8 @@ def test_a_producer_whose_input_a_later_step_overwrote_is_the_models_limit_not_a
 def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_limit():
     # red team a264: `idx = lst - 1` read a slot list only the sampled programs filled; the closure looked at launches
     import numpy as np
-    from environment.evaluation.replay.closure import AFFINE, ClosureLimit, Producer, aten_bound
+    from environment.evaluation.replay.closure import AFFINE, ClosureLimit, Producer
+    from environment.evaluation.replay.closure_reads import aten_bound
 
     def producer(steps):
         return Producer("claim", None, {}, (4097, 1, 1), set(), ((0, 0, 0), 3200), steps,
@@ -245,7 +246,8 @@ def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_
         aten_bound([producer(None)], "aten.sub.Tensor", sectors(107, 109))
     aten_bound([producer(None)], "aten.sub.Tensor", sectors(108, 120))   # past its allocations
     # a tiling of plain stores: reading what its unrun programs would write is the limit too (a266: flags in a zeroed
-    # buffer, set by the sampled programs only); a split-K's atomic sums read as partial sums, as a launch reads them
+    # buffer, set by the sampled programs only), and for atomic producers alike (a267, a268: flags set with an atomic,
+    # or added along a split axis; an honest split-K's PyTorch epilogue was compared on partial sums)
     tiled = producer((4, 0, 0))
     tiled.run = {(0, 0, 0)}
     with pytest.raises(ClosureLimit, match="reads what unsampled programs of claim write"):
@@ -253,4 +255,5 @@ def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_
     tiled.run = {(k, 0, 0) for k in range(4097)}
     aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
     tiled.atomic, tiled.run = True, {(0, 0, 0)}
-    aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
+    with pytest.raises(ClosureLimit, match="reads what unsampled programs of claim write"):
+        aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
