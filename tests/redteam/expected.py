@@ -785,6 +785,11 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="read, run together, what unsampled programs of mark_kernel write",
         gap="one-program probes: 0.870/0.870/0.872 (1.95x at the GPU shape), above honest 0.834 on 3 of 3"),
+    # (a chain: the relay's closure programs, probed before the gate's closure ran, asked for no flag programs)
+    "a270_chain_relay_reads_flags_behind_a_gate_l2_normalize.py": Expect(
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
+        evidence="programs of relay_kernel the closure ran for fix_kernel read what unsampled programs of mark_kernel",
+        gap="closure programs' reads unchecked: 0.848/0.845/0.847 (1.72x), above honest 0.834 on 3 of 3"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

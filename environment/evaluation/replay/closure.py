@@ -354,7 +354,15 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
             raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
                                  f"programs ({heavier}): the sample's price does not stand for them")
-        reads = intervals_of(done._unique("read"))
+        ran = done._unique("read")
+        # run for real, after the earlier producers' planned programs, they may read what their probes did not (a
+        # relay reading flags only where a gate's closure programs set it: red team a270)
+        for q in producers[:producers.index(p)]:
+            if q.spans and missing(q, ran).size and (q.steps is None or predict(q, missing(q, ran))):
+                raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read what unsampled programs "
+                                   f"of {q.name} write (a read that depends on what the closure's programs of another "
+                                   "launch stored)")
+        reads = intervals_of(ran)
         if overlap(reads, sink.ledger.written_since(p.since)):   # e.g. a workspace reused once p had read it (a221)
             raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read memory a later step of the call "
                                f"overwrote (on a GPU {p.name} read it before): they cannot be run this late")

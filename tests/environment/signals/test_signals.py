@@ -51,6 +51,7 @@ STATIC_MISSES = {
     "a266_tiled_flags_read_by_an_aten_op_l2_normalize.py",
     "a267_atomic_flags_read_by_an_aten_op_l2_normalize.py",
     "a268_split_axis_flag_sums_read_by_an_aten_op_l2_normalize.py",
+    "a270_chain_relay_reads_flags_behind_a_gate_l2_normalize.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}
