@@ -73,6 +73,8 @@ def render(result: EvalResult, score: float, breakdown: dict[str, float]) -> str
                 sm90 = (f", {launch.resident_programs} program(s) per SM by the sm_90 compile"
                         if launch.resident_programs is not None else "")
                 sm90 += f", {launch.spill_bytes / 1e6:.3g} MB of spilled registers" if launch.spill_bytes else ""
+                sm90 += (f", {launch.idle_programs} of its {launch.programs} programs idle (past the last tile)"
+                         if launch.idle_programs else "")
                 lines.append(f"  {launch.name}: {launch.time_us:.3g} µs, {launch.bound}-bound, "
                              f"{launch.peak_fraction:.0%} of peak (roofline {launch.roofline_us:.3g} µs){sm90}")
         for info in p.compile:

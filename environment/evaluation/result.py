@@ -113,6 +113,8 @@ class LaunchCost(_Record):
                                                   "(as kernelbench.com v3's peak_fraction).")
     sampled_programs: Optional[int] = Field(None, description="Programs run to estimate the launch at the GPU shape "
                                                               "(None: every program ran).")
+    idle_programs: int = Field(0, description="Programs of the grid's idle part (past its last tile, storing "
+                                              "nothing), proven by the sample: they take no slot in a wave.")
     resident_programs: Optional[int] = Field(None, description="Programs resident per SM by the sm_90 compile's "
                                                                "registers, shared memory and warps (None: not "
                                                                "compiled; one per SM is assumed).")

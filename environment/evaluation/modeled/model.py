@@ -55,9 +55,12 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     busiest SM, so one giant program (or a grid smaller than the SM count) is not free. With the sm_90
     compile's figures (record["compiled"], set by occupancy.attach in the evaluator) an SM holds
     `resident` programs at once (registers, shared memory, warps and blocks per SM): waves =
-    ceil(programs / (SMs x resident)); the r programs of a wave on one SM share its compute and its
-    memory pipe, whose rate grows with resident warps up to `latency_hiding_warps` (latency hiding).
-    Spilled registers are local-memory traffic through L2: charged to the l2 term (every program) and
+    ceil(busy programs / (SMs x resident)), where an over-launched grid's idle part (record["programs_idle"]: the
+    programs past its last tile, `if pid_m >= row_blocks: return`, which the sample proved store nothing) is no
+    busy program: a CTA that returns at once frees its slot as soon as it is dispatched, a cost no sourced sm_90
+    figure prices, so the model leaves it out (its limit, stated); the r programs of a wave on one SM share its
+    compute and its memory pipe, whose rate grows with resident warps up to `latency_hiding_warps` (latency hiding).
+    Spilled registers are local-memory traffic through L2: charged to the l2 term (every busy program) and
     to the wave (at the SM's share of L2 bandwidth). Without the figures (aten ops, a kernel that did
     not compile): one program per SM per wave at the full SM rate, no spills.
     The roofline time is max(dram, compute): what the work needs at best; its share of the modeled
@@ -66,15 +69,16 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
     compiled = record.get("compiled")
     programs = record.get("programs")
     spill = spill_bytes(compiled, record, spec) if programs and compiled else 0.0
-    dram = record["bytes_unique"] / spec["hbm_bytes_per_s"]
-    l2 = (record["bytes_sectors"] + spill * (programs or 0)) / spec["l2_bytes_per_s"]
+    busy = (programs or 0) - record.get("programs_idle", 0)  # an idle part's programs return at once: no spill,
+    dram = record["bytes_unique"] / spec["hbm_bytes_per_s"]   # no wave's slot
+    l2 = (record["bytes_sectors"] + spill * busy) / spec["l2_bytes_per_s"]
     compute = _compute_s(record.get("flops", {}), spec, tf32_ok)
     occupancy, resident = 0.0, None
     if programs:
         sms = spec["sm_count"]
         resident = resident_programs(compiled, spec) if compiled else 1
-        waves = math.ceil(programs / (sms * resident))
-        here = min(resident, math.ceil(programs / sms))   # programs on the busiest SM in one wave
+        waves = math.ceil(busy / (sms * resident))
+        here = min(resident, math.ceil(busy / sms))   # programs on the busiest SM in one wave
         sm_rate = spec["sm_bytes_per_s"]
         if compiled:
             sm_rate *= min(1.0, here * compiled["num_warps"] / spec["occupancy"]["latency_hiding_warps"])
@@ -94,8 +98,9 @@ def launch_cost(record: dict, spec: dict, tf32_ok: bool) -> LaunchCost:
         name=record["name"], programs=int(programs or 1), bytes_unique=int(record["bytes_unique"]),
         bytes_sectors=int(record["bytes_sectors"]), flops={k: float(v) for k, v in sorted(record.get("flops", {}).items())},
         time_us=time_s * 1e6, bound=bound, roofline_us=roofline * 1e6, peak_fraction=roofline / time_s,
-        sampled_programs=record.get("sampled_programs"), resident_programs=resident,
-        spill_bytes=int(spill * (programs or 0)),
+        sampled_programs=record.get("sampled_programs"), idle_programs=int(record.get("programs_idle", 0)),
+        resident_programs=resident,
+        spill_bytes=int(spill * busy),
     )
 
 

@@ -360,9 +360,11 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
     total = grid[0] * grid[1] * grid[2]
     weights = program_weights(programs, grid, [int(p["write"]) for p in per_program], spread, lattice)
     idle, split = idle_tail(per_program, programs, grid)
+    idle_programs = 0
     if split is not None:   # the programs before an idle part end the busy one as program G-1 ends a whole line
         axis, end = split   # (sample_trust.ENDS)
         roles = ["end" if pos[axis] == end - 1 else r for (pos, _), r in zip(programs, roles)]
+        idle_programs = total - total // grid[axis] * end
     flops: dict[str, float] = {}
     for w, p in zip(weights, per_program):
         for key in sorted(p["flops"]):
@@ -377,7 +379,7 @@ def scale_record(record: dict, per_program: list[dict], programs: list, grid: tu
         estimate = max(int(seen.size), min(int(round(scaled(side))), _footprint(storages, seen)))
         unique += estimate
         written = estimate if side == "write" else written
-    return dict(record, programs=total, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
+    return dict(record, programs=total, programs_idle=idle_programs, bytes_unique=unique * SECTOR, bytes_sectors=int(round(scaled("sectors"))),
                 bytes_written=written * SECTOR, flops={k: flops[k] for k in sorted(flops)},
                 sampled_programs=len(roles), sample_outliers=len(outliers(per_program, roles, idle)),
                 sample_stray_writers=len(stray_writers(per_program, roles, storages, idle)),

@@ -52,6 +52,17 @@ def test_resident_programs_shorten_the_waves_and_few_warps_hide_less_latency():
     assert lonely.time_us > launch_cost(_record(8), SPEC, False).time_us
 
 
+def test_an_idle_part_takes_no_wave_slot_and_spills_nothing():
+    # programs past an over-launched grid's last tile return at once (the sample proved they store nothing): priced
+    # as the busy programs alone, where counting them filled 2x the waves and spilled for them
+    compiled = _compiled(255, spills=288)
+    busy = launch_cost(_record(1000, compiled=compiled), SPEC, False)
+    rounded = launch_cost(_record(2048, compiled=compiled, programs_idle=1048), SPEC, False)
+    assert rounded.time_us == busy.time_us and rounded.spill_bytes == busy.spill_bytes
+    assert rounded.programs == 2048 and rounded.idle_programs == 1048
+    assert launch_cost(_record(2048, compiled=compiled), SPEC, False).time_us > busy.time_us
+
+
 def test_spilled_bytes_are_stored_and_reloaded_per_memory_instruction_at_the_l2_rate():
     cost = launch_cost(_record(1000, compiled=_compiled(255, spills=288)), SPEC, False)
     assert cost.spill_bytes == 288 * 128 * 2 * 3 * 1000
