@@ -7,6 +7,8 @@ Install once in the candidate child, before the candidate runs.
 """
 from __future__ import annotations
 
+import functools
+
 from environment.evaluation.modeled import triton_hooks
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.modeled.model import load_spec, model_cost
@@ -20,8 +22,10 @@ def modeled_bench(spec: dict, tolerance: dict | None = None):
 
     def bench(kernel_call, quantiles=None, **_):
         outer = triton_hooks.current()
-        # a sample of the programs: at the GPU shape a whole launch is minutes
-        counter = CostCounter(sample_seed=0, sampler=run_sampled)
+        # a sample of the programs: at the GPU shape a whole launch is minutes; ranking configs, not pricing the
+        # launch, its sample stands (an honest 6-config autotune ran past the child's CPU limit running small grids
+        # whole, and a split-K one past the replay's deadline completing its split columns)
+        counter = CostCounter(sample_seed=0, sampler=functools.partial(run_sampled, exact=False))
         with recorder.paused(), counter:  # tuning is not part of the traced call
             kernel_call()
         records = counter.launch_records()

@@ -144,12 +144,12 @@ def rest_of_line(grid: tuple[int, int, int], run: list, accesses: int) -> list:
     return rest if max(accesses, 1) * total <= EXACT_ACCESSES else []
 
 
-def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bool = True) -> list:
+def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bool = True, rest: bool = True) -> list:
     """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), the step
     into an idle tail closed (tail_probe), then the
-    rest of the grid when it is small and cheap enough (rest_of_line) and `whole` (no earlier launch left programs
-    unrun: the rest would read what they were to store, and the dependency closure runs producers for the sample
-    only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
+    rest of the grid when it is small and cheap enough (rest_of_line), `rest` is on and `whole` (no earlier launch
+    left programs unrun: the rest would read what they were to store, and the dependency closure runs producers for
+    the sample only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
     run order; the most memory instructions one executed)."""
     added: list = []
     for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
@@ -164,6 +164,6 @@ def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bo
             break
         run([probe])
         added.append(probe)
-    rest = rest_of_line(grid, chosen + added, stored(len(chosen) + len(added))[1]) if whole else []
-    run(rest)
-    return added + rest
+    tail = rest_of_line(grid, chosen + added, stored(len(chosen) + len(added))[1]) if whole and rest else []
+    run(tail)
+    return added + tail

@@ -208,10 +208,12 @@ def whole_in_secret_order(sink, run, programs: list, seed: int, name: str, grid:
     return order, stored
 
 
-def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
+def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True) -> list:
     """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
     counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
-    Returns the (addresses, itemsize) of every store the programs made."""
+    Returns the (addresses, itemsize) of every store the programs made. `exact` off (an autotune benchmark, which
+    only ranks configs): the sample stands, neither a small line grid's rest run (line_grid.rest_of_line) nor an
+    atomic launch's split columns completed."""
     import triton
     import triton.runtime.interpreter as interp
 
@@ -253,8 +255,8 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int) -> list:
                     run(chosen)
                     chosen = chosen + sample_line(grid, chosen, run, lambda n: (_stored_per_program(sink.launch, n),
                                                                                 sink.launch.program_accesses_max),
-                                                  whole=not sink.producers)
-                    if sink.launch.atomics():
+                                                  whole=not sink.producers, rest=exact)
+                    if exact and sink.launch.atomics():
                         neighbours = split_probes(grid, chosen)
                         run(neighbours)
                         chosen = chosen + neighbours
