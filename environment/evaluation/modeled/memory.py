@@ -132,11 +132,13 @@ class ProvenanceLedger:
         self.clean = no_sectors()
         self.tainted_launches: list[str] = []
         self.history: list[Intervals] = []   # what each launch and host write of the call wrote, in call order
+        self.late: list[tuple[int, Intervals]] = []   # what programs of a launch run late wrote, at its place
 
     def written_since(self, mark: int) -> Intervals:
-        """The sectors written after the first `mark` entries of the history (a launch's len(history) after it)."""
+        """The sectors written after the first `mark` entries of the history (a launch's len(history) after it),
+        with what programs of a launch after them wrote when run late (the dependency closure)."""
         out = no_sectors()
-        for writes in self.history[mark:]:
+        for writes in self.history[mark:] + [w for at, w in self.late if at > mark]:
             out = union(out, writes)
         return out
 
@@ -147,11 +149,14 @@ class ProvenanceLedger:
         self.dirty = union(self.dirty, sectors)
         self.clean = minus(self.clean, sectors)
 
-    def launch(self, name: str, reads: Intervals, writes: Intervals, replayed: bool = False) -> int:
+    def launch(self, name: str, reads: Intervals, writes: Intervals, replayed: int | None = None) -> int:
         """Record a counted launch; returns the dirty bytes it read. `replayed`: programs of an earlier launch run
-        late (the sampled replay's dependency closure), kept out of the history's call order."""
-        if not replayed:
+        late (the sampled replay's dependency closure), kept out of the history's call order but at their launch's
+        place in it (its len(history) after it): a launch before that one had read the memory they write."""
+        if replayed is None:
             self.history.append(writes)
+        else:
+            self.late.append((replayed, writes))
         dirty_read = overlap(reads, self.dirty) * SECTOR
         if dirty_read > DIRTY_READ_ALLOWANCE:
             self.tainted_launches.append(name)

@@ -176,6 +176,17 @@ def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored
     return False
 
 
+def _outside_tiles(p: Producer, done: TritonLaunch, programs: list) -> tuple | None:
+    """The first of `programs` (run by the closure, in order) that stored outside the tile p's sampled programs
+    predict for it (a rare program storing elsewhere, which only the closure runs), else None."""
+    owners = np.asarray(done.store_program, dtype=np.int64)
+    for k, q in enumerate(programs):
+        if any(o == k and a.size for (a, _), o in zip(done.store_log, owners)) and not _inside(
+                p.segments, *_stores(done.store_log, owners, k), int(p.offsets(np.asarray(q, dtype=np.int64)))):
+            return tuple(q)
+    return None
+
+
 def _inside(segments: np.ndarray, addrs: np.ndarray, items: np.ndarray, offset: int) -> bool:
     """Whether every stored byte lies in `segments` (a [start, end) run list relative to `offset`): the program
     stores what the widest run program's stores, moved to it, predict (a masked edge stores a subset). A
@@ -354,6 +365,10 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
             raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
                                  f"programs ({heavier}): the sample's price does not stand for them")
+        stray = _outside_tiles(p, done, programs)
+        if stray is not None:   # a mark into another buffer a later launch reads (red team a271)
+            raise ClosureLimit(f"program {stray} of {p.name} the closure ran for {name} stores outside the tile its "
+                               "launch's sampled programs predict")
         ran = done._unique("read")
         # run for real, after the earlier producers' planned programs, they may read what their probes did not (a
         # relay reading flags only where a gate's closure programs set it: red team a270)
@@ -363,12 +378,13 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
                                    f"of {q.name} write (a read that depends on what the closure's programs of another "
                                    "launch stored)")
         reads = intervals_of(ran)
-        if overlap(reads, sink.ledger.written_since(p.since)):   # e.g. a workspace reused once p had read it (a221)
+        # e.g. a workspace reused once p had read it (a221), or what the closure ran of a later launch stored (a272)
+        if overlap(reads, sink.ledger.written_since(p.since)):
             raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read memory a later step of the call "
                                f"overwrote (on a GPU {p.name} read it before): they cannot be run this late")
         sink.stores.extend(done.store_log)
         writes = done._unique("write")
-        sink.ledger.launch(p.name, reads, intervals_of(writes), replayed=True)
+        sink.ledger.launch(p.name, reads, intervals_of(writes), replayed=p.since)
         p.run.update(programs)
     import triton.runtime.interpreter as interp
     interp.interpreter_builder.set_grid_dim(*grid)
