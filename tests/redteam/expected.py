@@ -800,6 +800,12 @@ EXPECTED: dict[str, Expect] = {
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
         evidence="read memory a later step of the call overwrote",
         gap="closure reads of later closure writes unchecked: 0.852 on 3 of 3 (1.76x), above honest 0.834"),
+    # (~1M programs, 4 busy: one in ~347 of the rest computes a GEMM tile inside its predicted tile; the sample saw an
+    # idle part, which the model gave no wave slot)
+    "a273_rare_programs_in_the_idle_part_compute_the_tiles_matmul.py": Expect(
+        "matmul_bias_relu", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
+        evidence="lies in its launch's idle part",
+        gap="idle part priced without the closure's programs in it checked: 0.917 on 3 of 3 (GPU shape 5.64x)"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

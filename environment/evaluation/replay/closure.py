@@ -40,6 +40,7 @@ import numpy as np
 from environment.evaluation.modeled.memory import SECTOR, intervals_of, overlap
 from environment.evaluation.modeled.triton_launch import TritonLaunch
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
+from environment.evaluation.replay.tile_stores import idle_writer, inside, outside_tiles, segments_of, stores_of
 
 # The most memory instructions the producer programs one sampled consumer program reads from may execute (their
 # count times the most one run program of the producer executed): what one sampled program may execute itself
@@ -82,21 +83,10 @@ class Producer:
     since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
     untiled: str = ""           # why steps is None, naming the construct (ClosureLimit's message)
     overwritten: str = ""       # the aten op that wrote into its allocations after it: its programs can no longer run
+    idle: tuple | None = None   # (axis, first idle coordinate) of the idle part its sample proved (sample_trust.idle_tail)
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
-
-
-def _segments(addrs: np.ndarray, itemsize: np.ndarray) -> np.ndarray:
-    """[start, end) byte runs covering the stored elements (addresses with their item sizes)."""
-    order = np.argsort(addrs, kind="stable")
-    start, end = addrs[order], addrs[order] + itemsize[order]
-    reach = np.maximum.accumulate(end)
-    new = np.ones(start.size, dtype=bool)
-    new[1:] = start[1:] > reach[:-1]
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], start.size) - 1
-    return np.stack([start[first], reach[last]], axis=1)
 
 
 def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: TritonLaunch,
@@ -117,9 +107,9 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     sizes = np.bincount(owners[owners >= 0], weights=[a.size for (a, _), k in zip(launch.store_log, owners) if k >= 0],
                         minlength=len(chosen))
     widest = max(stored, key=lambda k: (sizes[k], -k))
-    addrs, items = _stores(launch.store_log, owners, widest)
-    segments = _segments(addrs - int(firsts[widest]), items)
-    if steps is not None and not all(_inside(segments, *_stores(launch.store_log, owners, k),
+    addrs, items = stores_of(launch.store_log, owners, widest)
+    segments = segments_of(addrs - int(firsts[widest]), items)
+    if steps is not None and not all(inside(segments, *stores_of(launch.store_log, owners, k),
                                             int(firsts[widest]) + int((pos[i] - pos[stored.index(widest)]) @ steps))
                                      for i, k in enumerate(stored)):
         steps = None   # a run program stored outside the widest one's stores moved to it: no tiling (red team a256)
@@ -129,13 +119,6 @@ def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: 
     return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
                     steps, segments, touched, written=written, untiled=untiled,
                     accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
-
-
-def _stores(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(byte addresses, item sizes) of the stores run program k made."""
-    mine = [(a, s) for (a, s), o in zip(store_log, owners) if o == k and a.size]
-    return (np.concatenate([a for a, _ in mine]).astype(np.int64),
-            np.concatenate([np.full(a.size, s, dtype=np.int64) for a, s in mine]))
 
 
 def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored: list[int]) -> bool:
@@ -154,7 +137,7 @@ def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored
     if not any(not added for _, added in per):
         return False
     runs = sorted((int(a), int(b), k, added) for (k, added), mine in per.items()
-                  for a, b in _segments(np.concatenate([a for a, _ in mine]).astype(np.int64),
+                  for a, b in segments_of(np.concatenate([a for a, _ in mine]).astype(np.int64),
                                         np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
     # sweep by start: a run overlaps an earlier one when it starts before that one's end. For each kind (plain,
     # atomic), the two furthest ends reached so far by runs of two different programs: one of them is another
@@ -174,28 +157,6 @@ def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored
         elif stop > top[1][0]:
             top[1] = (stop, k)
     return False
-
-
-def _outside_tiles(p: Producer, done: TritonLaunch, programs: list) -> tuple | None:
-    """The first of `programs` (run by the closure, in order) that stored outside the tile p's sampled programs
-    predict for it (a rare program storing elsewhere, which only the closure runs), else None."""
-    owners = np.asarray(done.store_program, dtype=np.int64)
-    for k, q in enumerate(programs):
-        if any(o == k and a.size for (a, _), o in zip(done.store_log, owners)) and not _inside(
-                p.segments, *_stores(done.store_log, owners, k), int(p.offsets(np.asarray(q, dtype=np.int64)))):
-            return tuple(q)
-    return None
-
-
-def _inside(segments: np.ndarray, addrs: np.ndarray, items: np.ndarray, offset: int) -> bool:
-    """Whether every stored byte lies in `segments` (a [start, end) run list relative to `offset`): the program
-    stores what the widest run program's stores, moved to it, predict (a masked edge stores a subset). A
-    marker stored beside each row, moving 4 bytes per program where the rows move 12004, lies outside them."""
-    rel = addrs - offset
-    at = np.searchsorted(segments[:, 0], rel, side="right") - 1
-    ok = at >= 0
-    at = np.maximum(at, 0)
-    return bool((ok & (rel + items <= segments[at, 1])).all())
 
 
 def _heaviest(launch: TritonLaunch) -> dict:
@@ -365,7 +326,12 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
             raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
                                  f"programs ({heavier}): the sample's price does not stand for them")
-        stray = _outside_tiles(p, done, programs)
+        idle = idle_writer(p, done, programs)
+        if idle is not None:   # rare programs past the busy part doing the tiles, priced as idle (red team a273)
+            raise ClosureOutlier(f"program {idle} of {p.name} the closure ran for {name} lies in its launch's idle "
+                                 "part (the sample proved those programs store nothing) and stored: the sample's "
+                                 "price does not stand for it")
+        stray = outside_tiles(p, done, programs)
         if stray is not None:   # a mark into another buffer a later launch reads (red team a271)
             raise ClosureLimit(f"program {stray} of {p.name} the closure ran for {name} stores outside the tile its "
                                "launch's sampled programs predict")

@@ -298,6 +298,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                             storage_spans([*args_dev, *kwargs.values()]))
     if made is not None:
         made.since = len(sink.ledger.history)
+        made.idle = idle_tail(launch.per_program, chosen, grid)[1]
         sink.producers.append(made)
     lattice = None if spread or line_axis(grid) is None else tile_lattice.infer(
         chosen, grid, launch.store_log, launch.store_program, [*args_dev, *kwargs.values()])
