@@ -1,16 +1,14 @@
 """Where the programs of a sampled producer store, as the dependency closure (closure.py) follows them: a program's
 stores as byte runs, whether they lie in the tile the sampled programs predict for it, and the programs the closure
-ran that stored where the sample says they may not (outside their tile, or in the launch's idle part)."""
+ran that stored where the sample says they may not (outside their tile, or in the launch's idle part). `p` is a
+closure.Producer (closure.py imports this module, not the other way round)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from environment.evaluation.modeled.triton_launch import TritonLaunch
-
-if TYPE_CHECKING:   # closure.py imports this module
-    from environment.evaluation.replay.closure import Producer
 
 
 def segments_of(addrs: np.ndarray, itemsize: np.ndarray) -> np.ndarray:
@@ -48,7 +46,7 @@ def _storing(done: TritonLaunch) -> set[int]:
     return {int(o) for (a, _), o in zip(done.store_log, done.store_program) if a.size}
 
 
-def outside_tiles(p: Producer, done: TritonLaunch, programs: list) -> tuple | None:
+def outside_tiles(p: Any, done: TritonLaunch, programs: list) -> tuple | None:
     """The first of `programs` (run by the closure, in order) that stored outside the tile p's sampled programs
     predict for it (a rare program storing elsewhere, which only the closure runs), else None."""
     owners, storing = np.asarray(done.store_program, dtype=np.int64), _storing(done)
@@ -59,7 +57,7 @@ def outside_tiles(p: Producer, done: TritonLaunch, programs: list) -> tuple | No
     return None
 
 
-def idle_writer(p: Producer, done: TritonLaunch, programs: list) -> tuple | None:
+def idle_writer(p: Any, done: TritonLaunch, programs: list) -> tuple | None:
     """The first of `programs` (run by the closure, in order) lying in p's idle part (past its last tile, where the
     sample proved programs store nothing and the model gives them no wave slot) that stored anything, else None."""
     if p.idle is None:
