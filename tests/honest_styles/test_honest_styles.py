@@ -115,6 +115,27 @@ def test_a_grid_rounded_up_past_its_tiles_is_priced_as_its_exact_twin():
     assert gpu[0] == gpu[1]
 
 
+@pytest.mark.slow
+def test_an_in_place_pass_over_another_tiling_is_priced_as_its_out_of_place_twin():
+    # a 2-D tiled add, then a flat GELU in place over its result: where the add's sampled programs stored and no
+    # sampled GELU program did, the element holds x + b, which the GELU's unrun programs overwrite on a GPU
+    # (replay/final_values.py); compared, it read as size_dependent (0.50) where the twin scores 0.743
+    task = get_task("gelu_bias")
+    in_place = (HERE / "gelu_bias__2d_add_then_flat_gelu_inplace.py").read_text()
+    twin = in_place.replace("gelu_flat_inplace[(triton.cdiv(n, 1024),)](out, n, BLOCK=1024)\n        return out",
+                            "res = torch.empty_like(out)\n        gelu_flat[(triton.cdiv(n, 1024),)](out, res, n, "
+                            "BLOCK=1024)\n        return res").replace(
+        "def gelu_flat_inplace(y_ptr, n,", "def gelu_flat(y_ptr, r_ptr, n,").replace(
+        "tl.store(y_ptr + offs, 0.5", "tl.store(r_ptr + offs, 0.5")
+    assert twin.count("r_ptr") == 2 and "res" in twin
+    got = []
+    for source in (in_place, twin):
+        result = evaluate(task, source, seed=1)
+        assert result.correct and not {F.UNREPLAYABLE, F.SIZE_DEPENDENT} & set(result.flags), result.performance.note
+        got.append((result.performance.speedup, reward.score(result)[0]))
+    assert got[0] == got[1]
+
+
 def _persistent_2d_stores(pid: int, grid: int, m: int, n: int, bm: int, bn: int, skip: int = 0) -> int:
     """Elements program pid of silu_mul__persistent_range stores: tiles pid, pid + grid, ... of (m/bm) x (n/bn)
     (but every skip-th tile, when skip is set: red team a213)."""

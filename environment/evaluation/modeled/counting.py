@@ -49,6 +49,7 @@ class CostCounter:
         self.aten_reads = aten_reads
         self.addresses = sample_seed is None
         self.stores: list = []
+        self.store_order: list[int] = []   # per store, the order (in sampled_launches) of the launch it is of
         self.sampled_launches: list = []   # per sampled launch, its coverage.SampledStores
         self.producers: list = []          # sampled launches with unrun programs (replay/closure.py)
         self.output_coverage: list[float] = []   # per output, set by the sampled replay (replay/sampled.py)
@@ -89,7 +90,9 @@ class CostCounter:
         """One Triton launch (`call` is the interpreter's own): a launch from host code runs a sample of
         its programs when this counter samples; any other runs and is counted whole."""
         if self.sampler is not None and self.launch is None:
-            self.stores.extend(self.sampler(executor, args, kwargs, self, self.sample_seed))
+            log = self.sampler(executor, args, kwargs, self, self.sample_seed)
+            self.stores.extend(log)   # the sampler listed the launch among sampled_launches: its order is the last
+            self.store_order.extend([len(self.sampled_launches) - 1] * len(log))
             return None
         self.launch_begin(executor, args, kwargs)
         try:

@@ -84,6 +84,7 @@ class Producer:
     untiled: str = ""           # why steps is None, naming the construct (ClosureLimit's message)
     overwritten: str = ""       # the aten op that wrote into its allocations after it: its programs can no longer run
     idle: tuple | None = None   # (axis, first idle coordinate) of the idle part its sample proved (sample_trust.idle_tail)
+    order: int = 0              # its launch's place among the sampled launches (final_values: what it stores over)
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
@@ -349,6 +350,7 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
             raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read memory a later step of the call "
                                f"overwrote (on a GPU {p.name} read it before): they cannot be run this late")
         sink.stores.extend(done.store_log)
+        sink.store_order.extend([p.order] * len(done.store_log))   # stored as p's, at p's place in the call
         writes = done._unique("write")
         sink.ledger.launch(p.name, reads, intervals_of(writes), replayed=p.since)
         p.run.update(programs)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from environment.evaluation.modeled.memory import SECTOR, sorted_unique
+from environment.evaluation.replay import final_values
 from environment.evaluation.replay.line_grid import idle_split
 from environment.evaluation.replay.tile_lattice import Lattice
 
@@ -136,17 +137,22 @@ def _mark_aten(mark: np.ndarray, t: torch.Tensor, writes: list[AtenWrite]) -> No
 
 
 def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], views: list[AtenWrite],
-                     seed: int) -> np.ndarray:
+                     seed: int, orders: list[int] = (), producers: list = ()) -> np.ndarray:
     """Indices (into t.flatten()) of elements of output `t` that executed work wrote (any byte a sampled
-    program stored, of any element size, the elements aten ops wrote that no later launch may overwrite:
-    `views`), at most
-    MAX_CHECKED of them (drawn from `seed` when there are more)."""
+    program stored, of any element size, save where an unrun program of a later launch stores over it:
+    final_values; `orders`: per store, the order of the sampled launch it belongs to; the elements aten ops
+    wrote that no later launch may overwrite: `views`), at most MAX_CHECKED of them (drawn from `seed` when
+    there are more)."""
     item = t.element_size()
     storage = t.untyped_storage()
     base, extent = storage.data_ptr(), storage.nbytes()
-    mark = np.zeros(extent // item, dtype=bool)
-    for addrs, size in stores:
-        mark[_touched_items(addrs, size, base, extent, item)] = True
+    last = np.full(extent // item, -1, dtype=np.int64)
+    for (addrs, size), order in itertools.zip_longest(stores, orders[:len(stores)], fillvalue=0):
+        touched = _touched_items(addrs, size, base, extent, item)
+        last[touched] = np.maximum(last[touched], order)
+    mark = last >= 0
+    if producers:
+        mark &= ~final_values.stale(base, item, last, list(producers))
     _mark_aten(mark, t, views)
     if t.is_contiguous():
         view = mark[t.storage_offset():t.storage_offset() + t.numel()]

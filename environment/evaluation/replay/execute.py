@@ -331,7 +331,8 @@ class Replay:
         with self.counter.paused():
             for ref in self.trace.outputs:
                 t = self.tensor(ref)
-                idx = coverage.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed)
+                idx = coverage.written_elements(t, self.counter.stores, self.aten_written, self.sample_seed,
+                                                 self.counter.store_order, self.counter.producers)
                 self.counter.output_coverage.append(
                     coverage.output_coverage(t, self.counter.sampled_launches, self.aten_written))
                 self.counter.output_meta += [list(g) for g in geometry([t])]

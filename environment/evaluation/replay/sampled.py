@@ -299,6 +299,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
     if made is not None:
         made.since = len(sink.ledger.history)
         made.idle = idle_tail(launch.per_program, chosen, grid)[1]
+        made.order = len(sink.sampled_launches)   # appended below: the order its stores carry
         sink.producers.append(made)
     lattice = None if spread or line_axis(grid) is None else tile_lattice.infer(
         chosen, grid, launch.store_log, launch.store_program, [*args_dev, *kwargs.values()])
