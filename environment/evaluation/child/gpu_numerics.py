@@ -162,6 +162,18 @@ def stores_recorded(name: str, grid: tuple[int, int, int]) -> Iterator[TrialRepo
         _finish(report, launch)
 
 
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Stores made inside are no program of the launch recorded (the dependency closure running an earlier
+    launch's programs before a probe of this one: replay/sampled.py)."""
+    global _TRIAL
+    previous, _TRIAL = _TRIAL, None
+    try:
+        yield
+    finally:
+        _TRIAL = previous
+
+
 def _linear(grid: tuple[int, int, int], idx: tuple[int, int, int]) -> int:
     return (idx[0] * grid[1] + idx[1]) * grid[2] + idx[2]
 

@@ -3,7 +3,8 @@
 The sampled replay (sampled.py) runs a sample of each launch's programs. Launches that feed each other over
 different tilings (fc1 over (M, HID) tiles feeding fc2 over (M, D) tiles, row statistics feeding a 2-D tile grid,
 a split-K reduction feeding an epilogue over rows) then read elements no sampled program of the earlier launch
-wrote. Before a launch's sampled programs run, this module:
+wrote. Before a launch's sampled programs run (and before each probe the sampler adds: line_grid.sample_line),
+this module:
 
 1. probes them: runs them once with every store and atomic undone afterwards (an undo log kept by the counting
    hooks, modeled/triton_hooks.py), on a throw-away launch record, to learn which sectors they read;

@@ -102,16 +102,14 @@ def _open_step(grid: tuple[int, int, int], at: list, busy: list[bool]) -> Option
     return steps[0] if len(steps) == 1 else None
 
 
-def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray, slabs: bool = True):
+def tail_probe(grid: tuple[int, int, int], run: list, stored: np.ndarray):
     """The program halving the step into a grid's idle part (_open_step: a line's tail, or a slab along one axis of
     a grid over several, probed at coordinate 0 on the other axes) while it is not closed; then, for a slab, each
     corner of the busy part's last slice not run yet (the busy part is a grid of its own, whose corners every
     weighing needs: coverage.position_weights); None once those ran, or there is no such step, or a slab is past
-    what idle_split admits, or `slabs` is off (a launch reading earlier launches' sampled programs: its probes would
-    read rows no run program stored, which the dependency closure ran for the sample only). Then the step into
-    the idle part is exact (idle_split)."""
+    what idle_split admits. Then the step into the idle part is exact (idle_split)."""
     line = line_axis(grid) is not None
-    if any(role == "complete" for _, role in run) or not (line or slabs):
+    if any(role == "complete" for _, role in run):
         return None
     at, busy = [p for p, _ in run], [bool(s) for s in stored]
     step = _open_step(grid, at, busy)
@@ -148,8 +146,8 @@ def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bo
     """The programs of a line grid run after `chosen` (already run): PROBES bisecting probes (next_probe), the step
     into an idle tail closed (tail_probe), then the
     rest of the grid when it is small and cheap enough (rest_of_line), `rest` is on and `whole` (no earlier launch
-    left programs unrun: the rest would read what they were to store, and the dependency closure runs producers for
-    the sample only). `run(programs)` runs programs; `stored(n)` gives (elements each of the n programs run so far stored, in
+    left programs unrun: the rest would read what they were to store, past the dependency closure's bound).
+    `run(programs)` runs programs (in a pipeline, after the closure of each: sampled.py); `stored(n)` gives (elements each of the n programs run so far stored, in
     run order; the most memory instructions one executed)."""
     added: list = []
     for _ in range(PROBES if len(chosen) < math.prod(grid) else 0):
@@ -159,7 +157,7 @@ def sample_line(grid: tuple[int, int, int], chosen: list, run, stored, whole: bo
         run([probe])
         added.append(probe)
     for _ in range(TAIL_PROBES if len(chosen) < math.prod(grid) else 0):
-        probe = tail_probe(grid, chosen + added, stored(len(chosen) + len(added))[0], slabs=whole)
+        probe = tail_probe(grid, chosen + added, stored(len(chosen) + len(added))[0])
         if probe is None:
             break
         run([probe])

@@ -240,10 +240,13 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                 for (x, y, z), _ in programs:
                     interp.interpreter_builder.set_grid_idx(x, y, z)
                     executor.fn(**args)
+            def run_closed(programs):   # earlier launches' unsampled programs that store what these read run first
+                if sink.producers and programs:
+                    with gpu_numerics.unrecorded():
+                        closure.close(sink, executor.fn, args, grid, programs, executor.fn.__name__,
+                                      storage_spans([*args_dev, *kwargs.values()]))
+                run(programs)
             try:
-                if sink.producers:   # earlier launches' unsampled programs that store what these read
-                    closure.close(sink, executor.fn, args, grid, chosen, executor.fn.__name__,
-                                  storage_spans([*args_dev, *kwargs.values()]))
                 # a launch small enough to be completed whole keeps what its stores and atomics overwrote, to be run
                 # again in the secret's order if it is (whole_in_secret_order)
                 sink.launch.undo = [] if math.prod(grid) <= COMPLETE_PROGRAMS else None
@@ -252,9 +255,10 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                 # different values is a race on a GPU (red team a252: a program told by an atomic counter that it runs
                 # after the sample overwrote the zeros the sampled programs stored, unweighed)
                 with gpu_numerics.stores_recorded(executor.fn.__name__, grid) as stored:
-                    run(chosen)
-                    chosen = chosen + sample_line(grid, chosen, run, lambda n: (_stored_per_program(sink.launch, n),
-                                                                                sink.launch.program_accesses_max),
+                    run_closed(chosen)
+                    chosen = chosen + sample_line(grid, chosen, run_closed,
+                                                  lambda n: (_stored_per_program(sink.launch, n),
+                                                             sink.launch.program_accesses_max),
                                                   whole=not sink.producers, rest=exact)
                     if exact and sink.launch.atomics():
                         neighbours = split_probes(grid, chosen)

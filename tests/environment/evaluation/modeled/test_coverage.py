@@ -349,12 +349,7 @@ def test_a_2d_grid_rounded_up_along_one_axis_is_weighed_as_its_busy_part_on_ever
         skipper = next(pos for pos, role in ran if role == "stratum" and pos[0] < rows - 1)
         holes = [int(pos[0] < rows and pos != skipper) for pos, _ in ran]
         assert coverage.idle_part(ran, grid, holes) is None, seed
-    # a launch reading earlier launches' sampled programs does not probe for a slab (its probes would read rows no
-    # run program stored); a slab past half its axis leaves the busy part too few draws: neither is weighed as one
-    chosen = sampled.choose_programs(grid, 0)
-    busy = np.array([pos[0] < rows for pos, _ in chosen], dtype=np.float64)
-    assert line_grid.tail_probe(grid, chosen, busy) is not None
-    assert line_grid.tail_probe(grid, chosen, busy, slabs=False) is None
+    # a slab past half its axis leaves the busy part too few draws: it is not weighed as one
     wide = (2 * rows + 1, 12, 1)
     assert line_grid.idle_split(wide, [(rows - 1, 0, 0), (rows, 0, 0), (0, 0, 0)], [True, False, True]) is None
     assert line_grid.idle_split(wide, [(rows, 0, 0), (rows + 1, 0, 0), (0, 0, 0)], [True, False, True]) == (0, rows + 1)
