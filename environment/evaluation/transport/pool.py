@@ -17,6 +17,7 @@ import torch
 from environment.config import SECRET_ENV_PREFIXES, detect_backend, setting
 from environment.evaluation.transport import frames
 from environment.evaluation.transport.fair import FairQueue
+from environment.evaluation.transport.own_time import STARVED_CAP
 from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -142,7 +143,7 @@ class EvaluatorPool:
         z = self._acquire(session)
         try:
             response = z.call(request.model_copy(update={"id": secrets.token_hex(8), "nonce": secrets.token_hex(16)}),
-                              timeout_s + 30)
+                              STARVED_CAP * timeout_s + 30)   # the budget runs on own time: transport/own_time.py
         except frames.FrameError as exc:
             z.close()
             self._release(None)
