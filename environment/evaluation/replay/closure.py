@@ -86,6 +86,7 @@ class Producer:
     overwritten: str = ""       # the aten op that wrote into its allocations after it: its programs can no longer run
     idle: tuple | None = None   # (axis, first idle coordinate) of the idle part its sample proved (sample_trust.idle_tail)
     order: int = 0              # its launch's place among the sampled launches (final_values: what it stores over)
+    tiles: dict = field(default_factory=dict)   # per class of positions, the tile its sample proves (final_values)
 
     def offsets(self, points: np.ndarray) -> np.ndarray:
         return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)

@@ -6,8 +6,13 @@ sample) stored and the later launch's sampled programs did not, the element hold
 with the reference, an honest in-place pass would read as a wrong result.
 
 Such an element is dropped from the comparison only where the later launch is a tiling the closure follows
-(closure.Producer.steps) and the tile its sampled programs predict for an unrun program in its busy part covers the
-element: on a GPU that program stores there last. What the later launch stores is compared where its own programs
+(closure.Producer.steps) and an unrun program in its busy part stores there last on a GPU, as far as the sample
+proves it: the program's class of positions (first, interior or last on each axis) had every sampled program store
+exactly one tile, none store nothing (tile_stores.class_tiles; a class none was run of stores as the class with its
+interior axes at the first index), and that tile moved to it covers the element. The
+closure's prediction from the widest program is a superset (red team a274, a275: corners storing a wide run into
+padding beside the output made every unrun program's predicted tile cover the whole output, which they never
+stored). What the later launch stores is compared where its own programs
 ran, like any launch's. A later launch that is no tiling, or a grid past the prediction's bound, drops nothing."""
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import numpy as np
 
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.replay.closure import PREDICT_GRID, predict
+from environment.evaluation.replay.tile_stores import class_tile, position_class
 
 
 def stale(base: int, item: int, last: np.ndarray, producers: list[Any]) -> np.ndarray:
@@ -36,11 +42,11 @@ def stale(base: int, item: int, last: np.ndarray, producers: list[Any]) -> np.nd
             continue
         starts = base + earlier * item
         programs = [c for c in predict(q, np.unique(starts // SECTOR)) if q.idle is None or c[q.idle[0]] < q.idle[1]]
-        if not programs:
+        tiles = [(c, class_tile(q.tiles, position_class(c, q.grid, q.idle))) for c in programs]
+        runs = [tile + int(q.offsets(np.asarray(c, dtype=np.int64))) for c, tile in tiles if tile is not None]
+        if not runs:
             continue
-        offs = q.offsets(np.asarray(programs, dtype=np.int64))
-        runs = np.stack([(q.segments[:, 0][None, :] + offs[:, None]).ravel(),
-                         (q.segments[:, 1][None, :] + offs[:, None]).ravel()], axis=1)
+        runs = np.concatenate(runs)
         runs = runs[np.argsort(runs[:, 0], kind="stable")]
         reach = np.maximum.accumulate(runs[:, 1])
         at = np.searchsorted(runs[:, 0], starts + item, side="left") - 1   # the last run starting before the item ends

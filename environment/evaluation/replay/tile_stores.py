@@ -65,3 +65,43 @@ def idle_writer(p: Any, done: TritonLaunch, programs: list) -> tuple | None:
     axis, end = p.idle
     storing = _storing(done)
     return next((tuple(q) for k, q in enumerate(programs) if q[axis] >= end and k in storing), None)
+
+
+def position_class(pos: tuple, grid: tuple, idle: tuple | None) -> tuple:
+    """Where a program lies on each axis: 0 the first, 1 interior, 2 the last (of the busy part, on the axis an idle
+    part ends: its last busy slice is the masked edge)."""
+    ends = [idle[1] if idle is not None and a == idle[0] else g for a, g in enumerate(grid)]
+    return tuple(0 if c == 0 else 2 if c == g - 1 else 1 for c, g in zip(pos, ends))
+
+
+def class_tiles(p: Any, store_log: list, owners: np.ndarray, chosen: list) -> dict[tuple, np.ndarray | None]:
+    """Per class of positions (position_class) the launch ran programs of, in its busy part: the [start, end) byte
+    runs, relative to the first byte p's tiling predicts for the program, that every such program of the class
+    stored, or None where they did not all store exactly those runs (one stored nothing, or other runs). What an
+    unrun program of the class stores, as far as the sample proves it (a tile predicted from the widest program is a
+    superset: final_values may not rely on it)."""
+    if p.steps is None:
+        return {}
+    tiles: dict[tuple, np.ndarray | None] = {}
+    for k, (pos, _) in enumerate(chosen):
+        if p.idle is not None and pos[p.idle[0]] >= p.idle[1]:
+            continue
+        key = position_class(pos, p.grid, p.idle)
+        if not any(o == k and a.size for (a, _), o in zip(store_log, owners)):
+            tiles[key] = None   # a busy program storing nothing: its class's tile is no rule
+            continue
+        mine = segments_of(*stores_of(store_log, owners, k)) - int(p.offsets(np.asarray(pos, dtype=np.int64)))
+        if key not in tiles:
+            tiles[key] = mine
+        elif tiles[key] is not None and not np.array_equal(tiles[key], mine):
+            tiles[key] = None
+    return tiles
+
+
+def class_tile(tiles: dict, key: tuple) -> np.ndarray | None:
+    """The tile an unrun program of class `key` stores (class_tiles): its class's, or, for a class the launch ran
+    no program of, the class with its interior axes set to the first index (a tiling masks its last tiles, not its
+    first: an edge between two corners stores as the first of them), else None."""
+    if key in tiles:
+        return tiles[key]
+    return tiles.get(tuple(0 if c == 1 else c for c in key))
