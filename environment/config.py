@@ -74,8 +74,6 @@ class HarnessConfig:
     # backstop for a whole evaluation (kills the process group). 180 s on a CPU host: with two evaluations at once
     # on 2 cores, honest shipped solutions (cross_entropy/triton_reduce_combine_atomic, mlp_block/
     # triton_fused_epilogues) took 116-135 s, and 120 s scored them as timeouts: the host's limit, not theirs
-    # (both deadlines run on own time since: what the host kept the processes waiting for a CPU is given back,
-    # transport/own_time.py)
     total_timeout_s: float = 180.0
     memory_mb: int = 2048                # address space granted above the child's size after fork
     cpu_seconds: int = 120               # RLIMIT_CPU of the child

@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from pydantic import BaseModel
 
-from environment.evaluation.transport import frames, own_time
+from environment.evaluation.transport import frames
 from environment.evaluation.child.lifecycle import CHILD_FAILED
 from environment.evaluation.child.serve import child_main
 from environment.evaluation.faults import HarnessFault
@@ -100,16 +100,8 @@ class ChildHandle:
     def receive(self, reply: type[Reply], timeout_s: float) -> tuple[Reply, list[torch.Tensor]]:
         """The next reply, validated as `reply` (a refused command reads as protocol.Unknown); a
         reply that does not validate is a protocol violation (frames.FrameError)."""
-        try:   # the deadline runs on the child's own time: what a loaded host kept it waiting is given back
-            left = own_time.wait_readable(self.res_fd, timeout_s, own_time.OwnClock(lambda: [self.pid]))
-        except own_time.Starved as exc:
-            self.kill()
-            self.wait()
-            raise HarnessFault(f"the {self.role} child could not run: {exc}") from None
         try:
-            if left <= 0:
-                raise frames.Deadline("no frame within the deadline")
-            header, tensors = frames.read_frame(self.res_fd, self.nonce, time.monotonic() + left)
+            header, tensors = frames.read_frame(self.res_fd, self.nonce, time.monotonic() + timeout_s)
         except frames.Deadline:
             self.timed_out = True
             self.kill()

@@ -17,7 +17,6 @@ import torch
 from environment.config import SECRET_ENV_PREFIXES, detect_backend, setting
 from environment.evaluation.transport import frames
 from environment.evaluation.transport.fair import FairQueue
-from environment.evaluation.transport.own_time import STARVED_CAP
 from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -143,7 +142,7 @@ class EvaluatorPool:
         z = self._acquire(session)
         try:
             response = z.call(request.model_copy(update={"id": secrets.token_hex(8), "nonce": secrets.token_hex(16)}),
-                              STARVED_CAP * timeout_s + 30)   # the budget runs on own time: transport/own_time.py
+                              timeout_s + 30)
         except frames.FrameError as exc:
             z.close()
             self._release(None)

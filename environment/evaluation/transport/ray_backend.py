@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from environment.config import SECRET_ENV_PREFIXES, RayConfig
 from environment.evaluation.transport.fair import FairQueue
-from environment.evaluation.transport.own_time import STARVED_CAP
 from environment.evaluation.transport.request import EvalReply, EvalRequest, reply_of
 
 log = logging.getLogger("kernel_env.ray")
@@ -174,8 +173,7 @@ class RayBackend:
     def _call(self, slot: _Slot, request: dict[str, Any], session: str, timeout_s: float) -> dict[str, Any]:
         import ray
         ref = slot.handle.run.remote(request, session, timeout_s)
-        # the evaluation's budget runs on its own time (transport/own_time.py): up to STARVED_CAP times it in wall time
-        return ray.get(ref, timeout=STARVED_CAP * timeout_s + self.config.call_slack_s)
+        return ray.get(ref, timeout=timeout_s + self.config.call_slack_s)
 
     def _mark_down(self, slot: _Slot) -> None:
         """Skip the actor until it answers again (Ray restarts it, on another node if its node died)."""
