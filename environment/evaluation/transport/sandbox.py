@@ -283,6 +283,14 @@ KILLED_SYSCALLS = (
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "mknod", "mknodat",
 )
 CLONE_THREAD = 0x00010000
+SCHEDULING = ("sched_setscheduler", "sched_setparam", "sched_setattr", "setpriority", "ioprio_set")
+
+
+def _refuse(f, sc, name: str, *args) -> None:
+    try:
+        f.add_rule(sc.ERRNO(1), name, *args)
+    except Exception:
+        pass  # syscall unknown on this architecture
 
 
 def apply_seccomp(allow_threads: bool, allow_exec: bool = False, unix_sockets: bool = False) -> bool:
@@ -309,6 +317,13 @@ def apply_seccomp(allow_threads: bool, allow_exec: bool = False, unix_sockets: b
     f.add_rule(sc.KILL_PROCESS, "tgkill", sc.Arg(0, sc.NE, pid))
     f.add_rule(sc.KILL_PROCESS, "tkill")
     f.add_rule(sc.ERRNO(38), "clone3")  # ENOSYS: glibc falls back to clone, which is filtered below
+    # no say over scheduling or limits but its own (EPERM, an error a library can take): the child runs as root, and
+    # renicing or re-pinning another evaluation's processes slowed them into their deadlines, and SCHED_DEADLINE
+    # throttling kept its own thread runnable and idle (helper-69)
+    for name in SCHEDULING:
+        _refuse(f, sc, name)
+    for name in ("sched_setaffinity", "prlimit64"):   # pid 0 (itself): os.sched_setaffinity(0, ...), setrlimit
+        _refuse(f, sc, name, sc.Arg(0, sc.NE, 0))
     if not allow_exec:
         # clone without CLONE_THREAD is a fork; with it, a thread (refused unless allowed)
         f.add_rule(sc.KILL_PROCESS, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))

@@ -164,3 +164,34 @@ def test_a_judged_call_that_records_nothing_imports_no_recorder():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_child_has_no_say_over_other_processes_scheduling_or_its_own_class():
+    # helper-69: as root, a child reniced and re-pinned another process (slowing other evaluations into their
+    # deadlines) and set itself to SCHED_DEADLINE; each is refused with EPERM, and its own affinity still works
+    other = os.fork()
+    if other == 0:
+        signal.pause()
+        os._exit(0)
+    try:
+        def body():
+            sandbox.apply_seccomp(allow_threads=False)
+            said = []
+            for call in (lambda: os.setpriority(os.PRIO_PROCESS, other, 19),
+                         lambda: os.sched_setaffinity(other, {0}),
+                         lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),
+                         lambda: os.setpriority(os.PRIO_PROCESS, 0, 19)):
+                try:
+                    call()
+                    said.append("allowed")
+                except PermissionError:
+                    said.append("refused")
+            os.sched_setaffinity(0, os.sched_getaffinity(0))
+            return ",".join(said) + ",own affinity"
+        out, status = _in_child(body)
+        assert out == "refused,refused,refused,refused,own affinity" and os.WIFEXITED(status), (out, status)
+        assert os.getpriority(os.PRIO_PROCESS, other) == os.getpriority(os.PRIO_PROCESS, 0)
+    finally:
+        os.kill(other, signal.SIGKILL)
+        os.waitpid(other, 0)
+
