@@ -147,7 +147,7 @@ def written_elements(t: torch.Tensor, stores: list[tuple[np.ndarray, int]], view
     storage = t.untyped_storage()
     base, extent = storage.data_ptr(), storage.nbytes()
     last = np.full(extent // item, -1, dtype=np.int64)
-    for (addrs, size), order in itertools.zip_longest(stores, orders[:len(stores)], fillvalue=0):
+    for (addrs, size), order in zip(stores, orders or [0] * len(stores), strict=True):
         touched = _touched_items(addrs, size, base, extent, item)
         last[touched] = np.maximum(last[touched], order)
     mark = last >= 0

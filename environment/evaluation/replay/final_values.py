@@ -31,10 +31,10 @@ def stale(base: int, item: int, last: np.ndarray, producers: list[Any]) -> np.nd
     order of the last sampled launch whose programs stored it, -1 where none did) of the items an unrun program of
     a later sampled launch (one of `producers`) stores over."""
     drop = np.zeros(last.size, dtype=bool)
+    lo, hi = base // SECTOR, -(-(base + last.size * item) // SECTOR)
     for q in producers:
         if q.steps is None or math.prod(q.grid) > PREDICT_GRID:
             continue
-        lo, hi = base // SECTOR, -(-(base + last.size * item) // SECTOR)
         if not any(a < hi and lo < b for a, b in q.spans):
             continue
         earlier = np.flatnonzero((last >= 0) & (last < q.order) & ~drop)

@@ -82,15 +82,20 @@ def class_tiles(p: Any, store_log: list, owners: np.ndarray, chosen: list) -> di
     superset: final_values may not rely on it)."""
     if p.steps is None:
         return {}
+    mine_of: dict[int, list] = {}   # the store log by program, in one pass (a persistent program stores many times)
+    for (a, size), o in zip(store_log, owners):
+        if a.size:
+            mine_of.setdefault(int(o), []).append((a, size))
     tiles: dict[tuple, np.ndarray | None] = {}
     for k, (pos, _) in enumerate(chosen):
         if p.idle is not None and pos[p.idle[0]] >= p.idle[1]:
             continue
         key = position_class(pos, p.grid, p.idle)
-        if not any(o == k and a.size for (a, _), o in zip(store_log, owners)):
+        if k not in mine_of:
             tiles[key] = None   # a busy program storing nothing: its class's tile is no rule
             continue
-        mine = segments_of(*stores_of(store_log, owners, k)) - int(p.offsets(np.asarray(pos, dtype=np.int64)))
+        mine = segments_of(*stores_of(mine_of[k], np.full(len(mine_of[k]), k), k)) - \
+            int(p.offsets(np.asarray(pos, dtype=np.int64)))
         if key not in tiles:
             tiles[key] = mine
         elif tiles[key] is not None and not np.array_equal(tiles[key], mine):
