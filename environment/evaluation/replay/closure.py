@@ -9,11 +9,10 @@ this module:
 1. probes them: runs them once with every store and atomic undone afterwards (an undo log kept by the counting
    hooks, modeled/triton_hooks.py), on a throw-away launch record, to learn which sectors they read;
 2. for each earlier sampled launch (latest first) whose unrun programs may have written those sectors, predicts
-   which of its programs store there: a launch's programs are a tiling when the first byte each run program
-   stores is an affine function of its grid position and every run program's stores lie within the widest run
-   program's stores moved by that function (both checked on every run program), and program q's stores are
-   then predicted as those (a superset at masked edges); the chosen
-   producer programs are probed in turn (a chain of launches), latest first;
+   which of its programs store there, where its programs are a tiling of every allocation they store into
+   (producer.py: the widest run program's stores there, moved along an affine map of the grid position; a
+   superset at masked edges); the chosen producer programs are probed in turn (a chain of launches), latest
+   first;
 3. runs the chosen producer programs for real, earliest launch first, before the consumer's sampled programs.
 
 The programs it runs carry no weight: they are not in any launch's counts, estimate or coverage (the price of
@@ -33,15 +32,14 @@ are the model's limit too (the ledger's history says what each step wrote), neve
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from environment.evaluation.modeled.memory import SECTOR, intervals_of, overlap
 from environment.evaluation.modeled.triton_launch import TritonLaunch
+from environment.evaluation.replay.producer import Producer, heaviest
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK
-from environment.evaluation.replay.tile_stores import idle_writer, inside, outside_tiles, segments_of, stores_of
+from environment.evaluation.replay.tile_stores import idle_writer, outside_tiles
 
 # The most memory instructions the producer programs one sampled consumer program reads from may execute (their
 # count times the most one run program of the producer executed): what one sampled program may execute itself
@@ -59,113 +57,6 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 # the same for every program of a tiling, get the sample's own OUTLIER_SLACK
 BYTES_SLACK = (1.25, 4 * SECTOR)
 LIMIT = "the sampled replay's dependency closure"   # names the construct in the limit's message (evaluator/gpu_shape.py)
-# Why a producer is no tiling the closure can follow (ClosureLimit's message, {p}: the producer)
-AFFINE = "where a program of {p} stores is no affine function of its grid position (a tiling it can follow)"
-OVERLAP = ("two programs of {p} store the same bytes, one with a plain store (a tiling's tiles do not overlap: a slot "
-           "list or flag every program writes is no tiling it can follow)")
-
-
-@dataclass
-class Producer:
-    """An earlier sampled launch whose unrun programs may store what a later launch reads."""
-    name: str
-    fn: Any
-    args: dict
-    grid: tuple
-    run: set
-    base: tuple                 # a run program's position and the first byte it stored: (position, byte)
-    steps: tuple | None         # bytes the first stored byte moves per step on each axis (None: no tiling)
-    segments: np.ndarray        # the widest run program's stores as [start, end) byte runs relative to its first
-    spans: list                 # sector intervals of the allocations its programs stored into
-    accesses: int = 0           # the most memory instructions one run program executed
-    heaviest: dict = field(default_factory=dict)   # the most bytes and FLOPs (per key) one run program moved or did
-    written: np.ndarray = field(default_factory=lambda: _EMPTY)   # sectors its run programs wrote
-    atomic: bool = False        # its programs add atomically (split-K partial sums)
-    since: int = 0              # the ledger's history length after its launch: what later launches wrote follows
-    untiled: str = ""           # why steps is None, naming the construct (ClosureLimit's message)
-    overwritten: str = ""       # the aten op that wrote into its allocations after it: its programs can no longer run
-    idle: tuple | None = None   # (axis, first idle coordinate) of the idle part its sample proved (sample_trust.idle_tail)
-    order: int = 0              # its launch's place among the sampled launches (final_values: what it stores over)
-    tiles: dict = field(default_factory=dict)   # per class of positions, the tile its sample proves (final_values)
-
-    def offsets(self, points: np.ndarray) -> np.ndarray:
-        return self.base[1] + (points - np.asarray(self.base[0])) @ np.asarray(self.steps, dtype=np.int64)
-
-
-def producer(name: str, fn: Any, args: dict, grid: tuple, chosen: list, launch: TritonLaunch,
-             spans: list) -> Producer | None:
-    """The Producer of a sampled launch that left programs unrun and stored something (None otherwise)."""
-    if len(chosen) >= math.prod(grid) or not launch.store_log:
-        return None
-    owners = np.asarray(launch.store_program, dtype=np.int64)
-    firsts = np.full(len(chosen), np.iinfo(np.int64).max)
-    for (addrs, _), k in zip(launch.store_log, owners):
-        if 0 <= k < len(chosen) and addrs.size:
-            firsts[k] = min(firsts[k], int(addrs.min()))
-    stored = [k for k in range(len(chosen)) if firsts[k] != np.iinfo(np.int64).max]
-    written = launch.writes if launch.writes is not None else _EMPTY
-    touched = [(a, b) for a, b in spans if np.searchsorted(written, a) < np.searchsorted(written, b)]
-    pos = [np.asarray(chosen[k][0], dtype=np.int64) for k in stored]
-    steps = _steps(grid, pos, [int(firsts[k]) for k in stored])
-    sizes = np.bincount(owners[owners >= 0], weights=[a.size for (a, _), k in zip(launch.store_log, owners) if k >= 0],
-                        minlength=len(chosen))
-    widest = max(stored, key=lambda k: (sizes[k], -k))
-    addrs, items = stores_of(launch.store_log, owners, widest)
-    segments = segments_of(addrs - int(firsts[widest]), items)
-    if steps is not None and not all(inside(segments, *stores_of(launch.store_log, owners, k),
-                                            int(firsts[widest]) + int((pos[i] - pos[stored.index(widest)]) @ steps))
-                                     for i, k in enumerate(stored)):
-        steps = None   # a run program stored outside the widest one's stores moved to it: no tiling (red team a256)
-    untiled = "" if steps is not None else AFFINE
-    if steps is not None and _overlapping(launch.store_log, owners, launch.store_atomic, stored):
-        steps, untiled = None, OVERLAP   # tiles of a tiling do not overlap (red team a260)
-    return Producer(name, fn, args, grid, {p for p, _ in chosen}, (tuple(chosen[widest][0]), int(firsts[widest])),
-                    steps, segments, touched, written=written, untiled=untiled,
-                    accesses=int(launch.program_accesses_max), heaviest=_heaviest(launch), atomic=bool(launch.atomics()))
-
-
-def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored: list[int]) -> bool:
-    """Whether a byte one run program stored with a plain store is stored by another run program, with a plain
-    store or an atomic. The tiles of a tiling do not overlap (a split-K's atomic adds do, by design, in any launch:
-    atomic on atomic is not looked at): a launch whose every program rewrites a shared slot list, a constant header
-    first (every program's first byte the same: a step of 0), passed for a tiling, and the closure ran the unrun
-    programs after the sampled ones, which had taken the first slots for a later launch to redo their rows alone
-    (red team a260; a261: with one atomic beside it; a265: one program's atomic add of 0 over the whole list made
-    it the widest, inside whose stores every slot lay)."""
-    per: dict[tuple[int, bool], list] = {}   # one pass over the log (it holds every store of every run program)
-    wanted = set(stored)
-    for (addrs, size), k, added in zip(store_log, owners, atomic):
-        if addrs.size and int(k) in wanted:
-            per.setdefault((int(k), bool(added)), []).append((addrs, size))
-    if not any(not added for _, added in per):
-        return False
-    runs = sorted((int(a), int(b), k, added) for (k, added), mine in per.items()
-                  for a, b in segments_of(np.concatenate([a for a, _ in mine]).astype(np.int64),
-                                        np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
-    # sweep by start: a run overlaps an earlier one when it starts before that one's end. For each kind (plain,
-    # atomic), the two furthest ends reached so far by runs of two different programs: one of them is another
-    # program's whichever program asks
-    reach = {False: [(-1, -1), (-1, -1)], True: [(-1, -1), (-1, -1)]}   # kind -> [(end, program), (end, program)]
-    for start, stop, k, added in runs:
-        kinds = (False,) if added else (False, True)   # an atomic is looked at against plain stores only
-        for kind in kinds:
-            (e1, k1), (e2, _) = reach[kind]
-            if (e1 if k1 != k else e2) > start:
-                return True
-        top = reach[added]
-        if k == top[0][1]:
-            top[0] = (max(top[0][0], stop), k)
-        elif stop > top[0][0]:
-            top[0], top[1] = (stop, k), top[0]
-        elif stop > top[1][0]:
-            top[1] = (stop, k)
-    return False
-
-
-def _heaviest(launch: TritonLaunch) -> dict:
-    """The most one program of the launch executed, moved and computed (memory instructions, bytes, FLOPs per key)."""
-    return {"accesses": int(launch.program_accesses_max), "bytes": float(launch.program_bytes_max),
-            **{f"flops:{k}": float(v) for k, v in launch.program_flops_max.items()}}
 
 
 def _heavier(ran: dict, sampled: dict) -> str:
@@ -177,31 +68,6 @@ def _heavier(ran: dict, sampled: dict) -> str:
                  if past(k, v)), "")
 
 
-def _steps(grid: tuple, pos: list[np.ndarray], firsts: list[int]) -> tuple | None:
-    """Bytes per step on each axis of an affine map from a program's position to the first byte it stores, from
-    run programs that differ on one axis only, if every run program that stored follows it (else None)."""
-    if not pos:
-        return None
-    steps = []
-    for a in range(3):
-        if grid[a] == 1:
-            steps.append(0)
-            continue
-        pairs = [(i, j) for i in range(len(pos)) for j in range(len(pos))
-                 if pos[j][a] > pos[i][a] and all(pos[i][b] == pos[j][b] for b in range(3) if b != a)]
-        if not pairs:
-            return None
-        i, j = max(pairs, key=lambda ij: pos[ij[1]][a] - pos[ij[0]][a])
-        delta, span = firsts[j] - firsts[i], int(pos[j][a] - pos[i][a])
-        if delta % span:
-            return None
-        steps.append(delta // span)
-    step = np.asarray(steps, dtype=np.int64)
-    if any(f != firsts[0] + int((p - pos[0]) @ step) for p, f in zip(pos, firsts)):
-        return None
-    return tuple(steps)
-
-
 def missing(p: Producer, reads: np.ndarray) -> np.ndarray:
     """Sectors read that lie in an allocation p stored into (which of them unrun programs of p write is
     predict's to say: a sector holds several elements, so one a run program wrote may hold others it did not)."""
@@ -209,25 +75,28 @@ def missing(p: Producer, reads: np.ndarray) -> np.ndarray:
     return np.concatenate(inside) if inside else _EMPTY
 
 
-def predict(p: Producer, need: np.ndarray) -> list[tuple[int, int, int]]:
-    """Unrun programs of p whose stores (the widest run program's, moved along p.steps) touch a needed sector; none
+def predict(p: Producer, need: np.ndarray, parts: list | None = None) -> list[tuple[int, int, int]]:
+    """Unrun programs of p whose stores in one of its allocations (`parts`: those of p.parts looked at, all by
+    default), the widest run program's moved along that allocation's map, touch a needed sector, in grid order; none
     without a tiling to follow (_bound names a read of such a producer the model's limit before any prediction)."""
-    if not need.size or p.steps is None:
+    if not need.size or not p.parts:
         return []
     gx, gy, gz = p.grid
     points = np.stack(np.meshgrid(np.arange(gx), np.arange(gy), np.arange(gz), indexing="ij"), -1).reshape(-1, 3)
-    offs = p.offsets(points)
-    lo, hi = int(p.segments[:, 0].min()), int(p.segments[:, 1].max())
-    count = np.searchsorted(need, (offs + hi - 1) // SECTOR, side="right") - np.searchsorted(need, (offs + lo) // SECTOR)
-    out = []
-    for k in np.flatnonzero(count > 0):
-        o = int(offs[k])
-        first = np.searchsorted(need, (p.segments[:, 0] + o) // SECTOR)
-        end = np.searchsorted(need, (p.segments[:, 1] + o - 1) // SECTOR, side="right")
-        q = tuple(int(c) for c in points[k])
-        if (end > first).any() and q not in p.run:
-            out.append(q)
-    return out
+    out: set[tuple[int, int, int]] = set()
+    for part in p.parts if parts is None else parts:
+        offs = part.offsets(points)
+        lo, hi = int(part.segments[:, 0].min()), int(part.segments[:, 1].max())
+        count = (np.searchsorted(need, (offs + hi - 1) // SECTOR, side="right") -
+                 np.searchsorted(need, (offs + lo) // SECTOR))
+        for k in np.flatnonzero(count > 0):
+            o = int(offs[k])
+            first = np.searchsorted(need, (part.segments[:, 0] + o) // SECTOR)
+            end = np.searchsorted(need, (part.segments[:, 1] + o - 1) // SECTOR, side="right")
+            q = tuple(int(c) for c in points[k])
+            if (end > first).any() and q not in p.run:
+                out.add(q)
+    return sorted(out)
 
 
 class ClosureLimit(Exception):
@@ -273,7 +142,7 @@ def _bound(p: Producer, wanted: np.ndarray, name: str, writes: np.ndarray = _EMP
     if p.atomic and missing(p, writes).size:
         raise ClosureLimit(f"{name} writes over the sums programs of {p.name} add atomically, and reads what unsampled "
                            "ones add (an in-place epilogue over split-K sums: the replay can compare only final values)")
-    if p.steps is None:   # what unrun programs store there is unknown, also in sectors run programs wrote: a later
+    if not p.parts:   # what unrun programs store there is unknown, also in sectors run programs wrote: a later
         # launch could read what only the sampled programs wrote (a slot list they filled) and redo their rows alone
         raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
     if p.overwritten and predict(p, wanted):
@@ -325,7 +194,7 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
                                f"{work} memory instructions write (at most {PROGRAM_ACCESSES} per sampled program)")
     for p, programs in reversed(plan):   # earliest launch first
         done = run_programs(sink, p.fn, p.args, p.grid, programs, p.name, undo=False)
-        heavier = _heavier(_heaviest(done), p.heaviest)
+        heavier = _heavier(heaviest(done), p.heaviest)
         if heavier:   # e.g. a flag a later launch sets, read to work only where the closure runs (red team a200)
             raise ClosureOutlier(f"programs of {p.name} the closure ran for {name} did more than its sampled "
                                  f"programs ({heavier}): the sample's price does not stand for them")
@@ -342,7 +211,7 @@ def close(sink, fn, args: dict, grid: tuple, chosen: list, name: str, spans: lis
         # run for real, after the earlier producers' planned programs, they may read what their probes did not (a
         # relay reading flags only where a gate's closure programs set it: red team a270)
         for q in producers[:producers.index(p)]:
-            if q.spans and missing(q, ran).size and (q.steps is None or predict(q, missing(q, ran))):
+            if q.spans and missing(q, ran).size and (not q.parts or predict(q, missing(q, ran))):
                 raise ClosureLimit(f"programs of {p.name} the closure ran for {name} read what unsampled programs "
                                    f"of {q.name} write (a read that depends on what the closure's programs of another "
                                    "launch stored)")

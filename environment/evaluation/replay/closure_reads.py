@@ -27,7 +27,7 @@ def aten_bound(producers: list, name: str, reads) -> None:
     for p in producers:
         if not any(overlap(one_interval(a, b), reads) for a, b in p.spans):
             continue
-        if p.steps is None:
+        if not p.parts:
             raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
         if math.prod(p.grid) > PREDICT_GRID or predict(p, _sectors(reads, p.spans)):
             raise ClosureLimit(f"{name} reads what unsampled programs of {p.name} write (the closure runs producer "
@@ -45,7 +45,7 @@ def after(sink, name: str) -> None:
         need = missing(p, reads) if p.spans else _EMPTY
         if not need.size:
             continue
-        if p.steps is None:
+        if not p.parts:
             raise ClosureLimit(f"{name} reads what {p.name} writes, and {p.untiled.format(p=p.name)}")
         if math.prod(p.grid) > PREDICT_GRID or predict(p, need):
             raise ClosureLimit(f"programs of {name} read, run together, what unsampled programs of {p.name} write, "

@@ -41,6 +41,7 @@ from environment.evaluation.modeled.triton_launch import ProgramTooLong, TritonL
 from environment.evaluation.replay import closure, closure_reads, tile_lattice
 from environment.evaluation.replay.line_grid import line_axis, line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
+from environment.evaluation.replay.producer import producer
 from environment.evaluation.replay.sample_trust import OUTLIER_SLACK, idle_tail, outliers, stray_writers  # noqa: F401 (re-exported)
 from environment.evaluation.replay.tile_stores import class_tiles
 
@@ -299,13 +300,15 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
     finally:
         sink.launch_end()
     launch = sink.finished
-    made = closure.producer(executor.fn.__name__, executor.fn, args, grid, chosen, launch,
+    made = producer(executor.fn.__name__, executor.fn, args, grid, chosen, launch,
                             storage_spans([*args_dev, *kwargs.values()]))
     if made is not None:
         made.since = len(sink.ledger.history)
         made.idle = idle_tail(launch.per_program, chosen, grid)[1]
         made.order = len(sink.sampled_launches)   # appended below: the order its stores carry
-        made.tiles = class_tiles(made, launch.store_log, np.asarray(launch.store_program, dtype=np.int64), chosen)
+        for part in made.parts:
+            part.tiles = class_tiles(made, part, launch.store_log, np.asarray(launch.store_program, dtype=np.int64),
+                                     chosen)
         sink.producers.append(made)
     lattice = None if spread or line_axis(grid) is None else tile_lattice.infer(
         chosen, grid, launch.store_log, launch.store_program, [*args_dev, *kwargs.values()])

@@ -1,13 +1,14 @@
 """Where the programs of a sampled producer store, as the dependency closure (closure.py) follows them: a program's
 stores as byte runs, whether they lie in the tile the sampled programs predict for it, and the programs the closure
 ran that stored where the sample says they may not (outside their tile, or in the launch's idle part). `p` is a
-closure.Producer (closure.py imports this module, not the other way round)."""
+producer.Producer (producer.py imports this module, not the other way round)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
+from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import TritonLaunch
 
 
@@ -48,11 +49,20 @@ def _storing(done: TritonLaunch) -> set[int]:
 
 def outside_tiles(p: Any, done: TritonLaunch, programs: list) -> tuple | None:
     """The first of `programs` (run by the closure, in order) that stored outside the tile p's sampled programs
-    predict for it (a rare program storing elsewhere, which only the closure runs), else None."""
+    predict for it in each allocation (a rare program storing elsewhere, which only the closure runs), or into none
+    of p's allocations, else None."""
     owners, storing = np.asarray(done.store_program, dtype=np.int64), _storing(done)
     for k, q in enumerate(programs):
-        if k in storing and not inside(p.segments, *stores_of(done.store_log, owners, k),
-                                       int(p.offsets(np.asarray(q, dtype=np.int64)))):
+        if k not in storing:
+            continue
+        addrs, items = stores_of(done.store_log, owners, k)
+        placed = np.zeros(addrs.size, dtype=bool)
+        for part in p.parts:
+            here = (addrs >= part.span[0] * SECTOR) & (addrs < part.span[1] * SECTOR)
+            placed |= here
+            if not inside(part.segments, addrs[here], items[here], int(part.offsets(np.asarray(q, dtype=np.int64)))):
+                return tuple(q)
+        if not placed.all():
             return tuple(q)
     return None
 
@@ -74,16 +84,14 @@ def position_class(pos: tuple, grid: tuple, idle: tuple | None) -> tuple:
     return tuple(0 if c == 0 else 2 if c == g - 1 else 1 for c, g in zip(pos, ends))
 
 
-def class_tiles(p: Any, store_log: list, owners: np.ndarray, chosen: list) -> dict[tuple, np.ndarray | None]:
+def class_tiles(p: Any, part: Any, store_log: list, owners: np.ndarray, chosen: list) -> dict[tuple, np.ndarray | None]:
     """Per class of positions (position_class) the launch ran programs of, in its busy part: the [start, end) byte
-    runs, relative to the first byte p's tiling predicts for the program, that every such program of the class
-    stored, or None where they did not all store exactly those runs (one stored nothing, or other runs). What an
-    unrun program of the class stores, as far as the sample proves it (a tile predicted from the widest program is a
-    superset: final_values may not rely on it)."""
-    if p.steps is None:
-        return {}
+    runs, relative to the first byte p's tiling of one allocation (`part`, a producer.Tiling) predicts for the
+    program, that every such program of the class stored there, or None where they did not all store exactly those
+    runs (one stored nothing there, or other runs). What an unrun program of the class stores there, as far as the
+    sample proves it (a tile predicted from the widest program is a superset: final_values may not rely on it)."""
     mine_of: dict[int, list] = {}   # the store log by program, in one pass (a persistent program stores many times)
-    for (a, size), o in zip(store_log, owners):
+    for (a, size), o in zip(part.log(store_log), owners):
         if a.size:
             mine_of.setdefault(int(o), []).append((a, size))
     tiles: dict[tuple, np.ndarray | None] = {}
@@ -95,7 +103,7 @@ def class_tiles(p: Any, store_log: list, owners: np.ndarray, chosen: list) -> di
             tiles[key] = None   # a busy program storing nothing: its class's tile is no rule
             continue
         mine = segments_of(*stores_of(mine_of[k], np.full(len(mine_of[k]), k), k)) - \
-            int(p.offsets(np.asarray(pos, dtype=np.int64)))
+            int(part.offsets(np.asarray(pos, dtype=np.int64)))
         if key not in tiles:
             tiles[key] = mine
         elif tiles[key] is not None and not np.array_equal(tiles[key], mine):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from environment.evaluation.modeled.counting import CostCounter
-from environment.evaluation.replay import closure
+from environment.evaluation.replay import closure, producer
 from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
@@ -95,6 +95,25 @@ def test_a_pipeline_over_different_tilings_runs_the_producer_programs_its_sample
     assert stats["sampled_programs"] < 203 and stats["programs"] == 203
 
 
+@pytest.mark.parametrize("seed", [3, 17])
+def test_a_producer_storing_rows_and_their_statistics_is_followed_per_allocation(seed):
+    # row programs centre their row of y in place (a step of N * 4 bytes) and store its mean and rstd (4 bytes):
+    # no one affine map holds both, so the closure named it the model's limit; each allocation is one (producer.py)
+    source = PIPELINE.replace("    tl.store(mean_ptr + row, mean)\n",
+                              "    tl.store(mean_ptr + row, mean)\n    tl.store(x_ptr + row * N + cols, xc, mask=cols < N)\n")
+    source = source.replace("(y - mean[:, None]) * rstd[:, None]", "y * rstd[:, None]")
+    assert source.count("xc, mask") == 1 and "y * rstd" in source
+    x, counter, replay = _replay(1, seed, source)
+    index, values = replay.checked_outputs()
+    expected = ((x - x.mean(1, keepdim=True)) / torch.sqrt(x.var(1, unbiased=False, keepdim=True) + 1e-5)).flatten()
+    assert index.numel() >= 16 * 8 * 45 and torch.allclose(values, expected[index], atol=1e-5, rtol=1e-4)
+    [stats] = counter.producers[:1]
+    assert sorted(part.steps for part in stats.parts) == [(4, 0, 0), (4, 0, 0), (301 * 4, 0, 0)]
+    assert len(stats.run) > counter.launch_records()[-2]["sampled_programs"]   # the closure ran row programs
+    with pytest.raises(ReplayError, match="row_stats"):   # a permuted row order is still no tiling
+        _replay(7, seed, source)
+
+
 def test_a_producer_whose_programs_are_no_tiling_is_the_models_limit_named_as_such():
     # row = pid * 7 % M: where a program stores is no affine function of its position, so the closure cannot say
     # which programs write the rows a sampled tile reads
@@ -119,11 +138,11 @@ def test_the_closure_predicts_a_tilings_programs_from_an_affine_first_store():
     grid = (4, 3, 1)
     pos = [np.array(p) for p in [(0, 0, 0), (3, 0, 0), (0, 2, 0), (3, 2, 0), (1, 1, 0)]]
     first = [1000 + 4096 * p[0] + 256 * p[1] for p in pos]
-    assert closure._steps(grid, pos, first) == (4096, 256, 0)
-    assert closure._steps(grid, pos, first[:-1] + [first[-1] + 4]) is None     # one program off the map
+    assert producer._steps(grid, pos, first) == (4096, 256, 0)
+    assert producer._steps(grid, pos, first[:-1] + [first[-1] + 4]) is None     # one program off the map
     segments = np.array([[0, 256], [1024, 1280]])   # two rows of one tile
-    p = closure.Producer("k", None, {}, grid, {(0, 0, 0)}, ((0, 0, 0), 1000), (4096, 256, 0), segments,
-                         [(0, 10**6)])
+    p = producer.Producer("k", None, {}, grid, {(0, 0, 0)},
+                          [producer.Tiling((0, 10**6), ((0, 0, 0), 1000), (4096, 256, 0), segments)], [(0, 10**6)])
     # the sector holding byte 1000 + 4096 * 2 + 256 + 1024 + 100: inside program (2, 1)'s second row only
     need = np.array([(1000 + 4096 * 2 + 256 + 1024 + 100) // 32], dtype=np.int64)
     assert closure.predict(p, need) == [(2, 1, 0)]
@@ -139,24 +158,24 @@ def test_run_programs_storing_the_same_byte_are_no_tiling():
         return [(a, s) for a, s, _ in entries], np.array([k for *_, k in entries])
 
     rows, owners = log([(0, 64)], [(256, 64)], [(512, 60), (760, 2)])          # row blocks, one masked short
-    assert not closure._overlapping(rows, owners, [False] * 4, [0, 1, 2])
+    assert not producer._overlapping(rows, owners, [False] * 4, [0, 1, 2])
     header, owners = log([(0, 1), (8, 1)], [(0, 1), (12, 1)])                   # one header byte, two slots
-    assert closure._overlapping(header, owners, [False] * 4, [0, 1])
+    assert producer._overlapping(header, owners, [False] * 4, [0, 1])
     edge, owners = log([(0, 64)], [(252, 64)])                                   # one element stored by both
-    assert closure._overlapping(edge, owners, [False, False], [0, 1])
-    assert not closure._overlapping(edge, owners, [False, False], [1])
+    assert producer._overlapping(edge, owners, [False, False], [0, 1])
+    assert not producer._overlapping(edge, owners, [False, False], [1])
     # atomic adds into the same bytes are a split-K's, whatever else the launch does (red team a261: a launch with
     # one atomic beside its slot list was exempt from the check); its plain stores are still looked at, against
     # other programs' atomics too (a265: one program's atomic add of 0 over the whole slot list)
-    assert not closure._overlapping(edge, owners, [True, True], [0, 1])
-    assert closure._overlapping(edge, owners, [True, False], [0, 1])
-    assert closure._overlapping(edge, owners, [False, True], [0, 1])
+    assert not producer._overlapping(edge, owners, [True, True], [0, 1])
+    assert producer._overlapping(edge, owners, [True, False], [0, 1])
+    assert producer._overlapping(edge, owners, [False, True], [0, 1])
     mixed, owners = log([(0, 4), (64, 1)], [(0, 4), (64, 1)])                  # atomic sums, then one flag
-    assert closure._overlapping(mixed, owners, [True, False, True, False], [0, 1])
-    assert closure._overlapping(mixed, owners, [True, True, True, False], [0, 1])
-    assert not closure._overlapping(mixed, owners, [True, True, True, True], [0, 1])
+    assert producer._overlapping(mixed, owners, [True, False, True, False], [0, 1])
+    assert producer._overlapping(mixed, owners, [True, True, True, False], [0, 1])
+    assert not producer._overlapping(mixed, owners, [True, True, True, True], [0, 1])
     own, owners = log([(0, 4), (0, 4)], [(16, 4)])                               # a program adds into its own tile
-    assert not closure._overlapping(own, owners, [False, True, False], [0, 1])
+    assert not producer._overlapping(own, owners, [False, True, False], [0, 1])
 
 
 # The producer works only once a later one-program launch has set a flag: on a GPU never (its consumer would redo
@@ -232,23 +251,24 @@ def test_a_producer_whose_input_a_later_step_overwrote_is_the_models_limit_not_a
 def test_an_aten_op_reading_what_a_producer_with_no_tiling_stored_is_the_models_limit():
     # red team a264: `idx = lst - 1` read a slot list only the sampled programs filled; the closure looked at launches
     import numpy as np
-    from environment.evaluation.replay.closure import AFFINE, ClosureLimit, Producer
+    from environment.evaluation.replay.closure import ClosureLimit
     from environment.evaluation.replay.closure_reads import aten_bound
+    from environment.evaluation.replay.producer import AFFINE, Producer, Tiling
 
-    def producer(steps):
-        return Producer("claim", None, {}, (4097, 1, 1), set(), ((0, 0, 0), 3200), steps,
-                        np.array([[0, 4]], dtype=np.int64), [(100, 108)], untiled="" if steps else AFFINE)
+    def claim(steps):
+        parts = [Tiling((100, 108), ((0, 0, 0), 3200), steps, np.array([[0, 4]], dtype=np.int64))] if steps else []
+        return Producer("claim", None, {}, (4097, 1, 1), set(), parts, [(100, 108)], untiled="" if steps else AFFINE)
 
     def sectors(a, b):
         return np.array([a], dtype=np.int64), np.array([b], dtype=np.int64)
 
     with pytest.raises(ClosureLimit, match="aten.sub.Tensor reads what claim writes, and where a program of claim"):
-        aten_bound([producer(None)], "aten.sub.Tensor", sectors(107, 109))
-    aten_bound([producer(None)], "aten.sub.Tensor", sectors(108, 120))   # past its allocations
+        aten_bound([claim(None)], "aten.sub.Tensor", sectors(107, 109))
+    aten_bound([claim(None)], "aten.sub.Tensor", sectors(108, 120))   # past its allocations
     # a tiling of plain stores: reading what its unrun programs would write is the limit too (a266: flags in a zeroed
     # buffer, set by the sampled programs only), and for atomic producers alike (a267, a268: flags set with an atomic,
     # or added along a split axis; an honest split-K's PyTorch epilogue was compared on partial sums)
-    tiled = producer((4, 0, 0))
+    tiled = claim((4, 0, 0))
     tiled.run = {(0, 0, 0)}
     with pytest.raises(ClosureLimit, match="reads what unsampled programs of claim write"):
         aten_bound([tiled], "aten.mul.Tensor", sectors(100, 108))
