@@ -284,6 +284,11 @@ KILLED_SYSCALLS = (
 )
 CLONE_THREAD = 0x00010000
 SCHEDULING = ("sched_setscheduler", "sched_setparam", "sched_setattr", "setpriority", "ioprio_set")
+# File metadata, which Landlock does not govern: as root, a child changed the owner and mode of any file it could
+# name (making the service's own files unreadable: a denial of service for every later evaluation)
+OWNERS = ("chown", "fchown", "lchown", "fchownat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+          "lremovexattr", "fremovexattr")
+MODES = ("chmod", "fchmod", "fchmodat", "fchmodat2")   # a CUDA host's C toolchain marks what it links executable
 
 
 def _refuse(f, sc, name: str, *args) -> None:
@@ -324,6 +329,8 @@ def apply_seccomp(allow_threads: bool, allow_exec: bool = False, unix_sockets: b
         _refuse(f, sc, name)
     for name in ("sched_setaffinity", "prlimit64"):   # pid 0 (itself): os.sched_setaffinity(0, ...), setrlimit
         _refuse(f, sc, name, sc.Arg(0, sc.NE, 0))
+    for name in OWNERS + (() if allow_exec else MODES):
+        _refuse(f, sc, name)
     if not allow_exec:
         # clone without CLONE_THREAD is a fork; with it, a thread (refused unless allowed)
         f.add_rule(sc.KILL_PROCESS, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))

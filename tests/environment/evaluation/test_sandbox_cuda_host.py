@@ -195,3 +195,30 @@ def test_the_child_has_no_say_over_other_processes_scheduling_or_its_own_class()
         os.kill(other, signal.SIGKILL)
         os.waitpid(other, 0)
 
+
+
+def test_the_child_cannot_change_the_owner_or_mode_of_a_file_outside_its_sandbox(tmp_path):
+    # Landlock does not govern file metadata: as root, a child chmod-ed and chown-ed a file it could only read
+    # (any file of the service: a denial of service); each is refused with EPERM, whatever the descriptor
+    victim = tmp_path / "service_file.py"
+    victim.write_text("x = 1\n")
+    victim.chmod(0o644)
+    before = victim.stat()
+
+    def body():
+        sandbox.apply_seccomp(allow_threads=False)
+        said = []
+        fd = os.open(victim, os.O_RDONLY)
+        for call in (lambda: os.chmod(victim, 0), lambda: os.fchmod(fd, 0o777),
+                     lambda: os.chown(victim, 1234, 1234), lambda: os.fchown(fd, 1234, 1234),
+                     lambda: os.setxattr(victim, "user.mark", b"1")):
+            try:
+                call()
+                said.append("allowed")
+            except PermissionError:
+                said.append("refused")
+        return ",".join(said)
+    out, status = _in_child(body)
+    assert out == "refused,refused,refused,refused,refused" and os.WIFEXITED(status), (out, status)
+    after = victim.stat()
+    assert (after.st_mode, after.st_uid, after.st_gid) == (before.st_mode, before.st_uid, before.st_gid)
