@@ -32,7 +32,10 @@ class Expect:
 PERM = "PermissionError"
 SIGSYS = "killed by the sandbox for a forbidden system call"
 NO_SECCOMP = {"seccomp": False}
-WORK_OUTSIDE = "do different amounts of work than the sample's estimate assumes"   # sample_trust.outliers, as read
+# a launch whose programs use the value an atomic returns (a counter's ticket), past the grid the replay runs whole:
+# which program gets which ticket is the GPU's order, the model's limit (replay/tickets.py); it stops the counter
+# attacks a252-a255 before the split probes that stopped them first
+TICKET = "(the value an atomic returns)"
 
 
 def GPU(*args: Any, slow_replay: bool = False, **kwargs: Any) -> Expect:
@@ -694,18 +697,18 @@ EXPECTED: dict[str, Expect] = {
     # (its run order: an atomic counter told the first drawn programs to store zeros and the weightless completion
     # program run after them to redo those rows; the sampled programs' stores are now raced as in a trial)
     "a252_run_order_counter_weightless_completion_redoes_zeroed_rows_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
         gap="before the fix: 0.856-0.859 (1.80-1.83x at the GPU shape), above honest 0.834 on 6 secrets of 6"),
     "a253_a252_with_the_rows_redone_by_atomic_exchange_l2_normalize.py": Expect(
         "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
-        evidence="reads memory that unsampled programs write"),
+        evidence=TICKET),
     # (the write-race check of the sampled programs got round: stores two bytes off, the recorder flooded; the
     # weightless program they relied on is now a check of the sample)
     "a254_a252_with_the_zeros_stored_two_bytes_off_the_elements_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
         gap="before the fix: 0.851-0.859 (1.75-1.83x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
     "a255_a252_with_the_store_recorder_flooded_past_its_cap_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=WORK_OUTSIDE,
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
         gap="before the fix: 0.850 (1.74x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
     # the dependency closure: a producer whose run programs store beside their tile at another stride (markers a
     # later whole launch scans) is no tiling the closure can follow
@@ -819,6 +822,15 @@ EXPECTED: dict[str, Expect] = {
         "rmsnorm", "harmless", "size_dependent", "replay", correct=True, max_score=0.5,
         evidence="the sampled programs compute a wrong result",
         gap="stale elements dropped under predicted tiles: 0.994 on 9 of 9 (bar 0.979)"),
+    # (helper-71: the sample runs first, so its programs take a counter's first tickets: a row computed only under
+    # a ticket below 256 is right in every sampled row and wrong in 3841 of 4097 on a GPU; in place over the rows of
+    # a 2-D pass, with rstd saved in a second buffer, final_values dropped the unscaled rows under the pass's tiles)
+    "a276_rows_computed_only_under_a_ticket_the_sample_takes_first_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.823 (1.50x) on seeds 0-2, 2 secrets, below honest 0.834"),
+    "a277_ticket_gated_in_place_pass_saving_rstd_dropped_as_stale_rmsnorm.py": GPU(
+        "rmsnorm", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.813 (1.42x at the GPU shape) on seeds 0-1, below honest 0.979"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -37,8 +37,8 @@ import torch
 
 from environment.evaluation.child import gpu_numerics
 from environment.evaluation.modeled.memory import SECTOR
-from environment.evaluation.modeled.triton_launch import ProgramTooLong, TritonLaunch
-from environment.evaluation.replay import closure, closure_reads, tile_lattice
+from environment.evaluation.modeled.triton_launch import ProgramTooLong
+from environment.evaluation.replay import closure, closure_reads, tickets, tile_lattice
 from environment.evaluation.replay.line_grid import line_axis, line_probes, sample_line
 from environment.evaluation.replay.coverage import SampledStores, program_weights
 from environment.evaluation.replay.producer import producer
@@ -192,24 +192,6 @@ def _stored_per_program(launch, count: int) -> np.ndarray:
     return np.bincount(np.asarray(launch.store_program, dtype=np.int64), weights=sizes, minlength=count)[:count]
 
 
-def whole_in_secret_order(sink, run, programs: list, seed: int, name: str, grid: tuple):
-    """Run a launch with atomics that its completion runs whole again from the start, every program in an order
-    drawn from the secret (the sample's stores and atomics undone, its counts dropped). Run first, the sampled
-    programs were the first to take an atomic counter's tickets: a launch could mark which programs were sampled,
-    and a later launch redo the compared rows only (red team a257). Returns the programs in their run order and
-    the new run's store record."""
-    import triton.runtime.interpreter as interp
-    for ptrs, old, mask in reversed(sink.launch.undo):
-        interp._interpreter._native.store(ptrs, old, mask)
-    first = sink.launch
-    sink.launch = TritonLaunch(first.name, first.signature, first.addresses)
-    sink.launch.access_budget = first.access_budget
-    order = [programs[k] for k in np.random.default_rng([seed, 0x0DE2]).permutation(len(programs))]
-    with gpu_numerics.stores_recorded(name, grid) as stored:
-        run(order)
-    return order, stored
-
-
 def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True) -> list:
     """GridExecutor.__call__ of the interpreter with its grid loop replaced by the chosen programs,
     counted by `sink` (begin, the programs, end), the launch's record then scaled to the grid.
@@ -250,7 +232,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                 run(programs)
             try:
                 # a launch small enough to be completed whole keeps what its stores and atomics overwrote, to be run
-                # again in the secret's order if it is (whole_in_secret_order)
+                # again in the secret's order if it is (tickets.whole_in_secret_order)
                 sink.launch.undo = [] if math.prod(grid) <= COMPLETE_PROGRAMS else None
                 whole = False
                 # every program this launch runs stores where the others may: an element two of them store with
@@ -269,12 +251,15 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                         split = split_axes(sink.launch, chosen)
                         spread = tuple(completion_axes(grid, chosen, split))
                         extra = completion(grid, chosen, split)
+                        if tickets.values_used(executor.fn):   # which program sees which value is the GPU's order
+                            extra = extra + tickets.rest(grid, chosen + extra, sink.launch.undo is not None,
+                                                         executor.fn.__name__, MODEL_LIMIT)
                         whole = sink.launch.undo is not None and len(chosen) + len(extra) >= math.prod(grid)
                         if not whole:
                             run(extra)
                         chosen = chosen + extra
                 if whole:
-                    chosen, stored = whole_in_secret_order(sink, run, chosen, seed, executor.fn.__name__, grid)
+                    chosen, stored = tickets.whole_in_secret_order(sink, run, chosen, seed, executor.fn.__name__, grid)
                 if sink.producers:   # what they read run together, not only probed one by one
                     closure_reads.after(sink, executor.fn.__name__)
                 sink.launch.undo = None

@@ -52,6 +52,10 @@ STATIC_MISSES = {
     "a267_atomic_flags_read_by_an_aten_op_l2_normalize.py",
     "a268_split_axis_flag_sums_read_by_an_aten_op_l2_normalize.py",
     "a270_chain_relay_reads_flags_behind_a_gate_l2_normalize.py",
+    # rows computed only under a counter's first tickets: a last-program reduction branches on a ticket too; the
+    # replay names a launch using an atomic's value past the grid it runs whole the model's limit (replay/tickets.py)
+    "a276_rows_computed_only_under_a_ticket_the_sample_takes_first_l2_normalize.py",
+    "a277_ticket_gated_in_place_pass_saving_rstd_dropped_as_stale_rmsnorm.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}

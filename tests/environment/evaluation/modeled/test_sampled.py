@@ -8,7 +8,7 @@ import torch
 
 from environment.evaluation.modeled.counting import CostCounter
 from environment.evaluation.replay import coverage, sampled
-from environment.evaluation.replay.execute import Replay
+from environment.evaluation.replay.execute import Replay, ReplayError
 from environment.evaluation.replay.rebuild import rebuild
 from environment.evaluation.replay.recorder import TraceRecorder
 from environment.evaluation.replay.sampled import run_sampled
@@ -324,3 +324,33 @@ def test_an_atomic_launch_completed_whole_runs_every_program_in_the_secrets_orde
         drawn = sampled.choose_programs((600, 1, 1), seed)
         assert len(marked & {p[0] for p, _ in drawn}) < len(drawn) // 2, seed             # not the drawn programs
         assert counter.write_races == [] and counter.launch_records()[-1]["programs"] == 600
+
+
+def test_a_launch_using_an_atomics_value_past_the_complete_grid_is_the_models_limit():
+    # helper-71: a row computed only under a ticket below 256 was right in every sampled row (the sample, run first,
+    # took the first tickets) and wrong in 7936 of 8192 on a GPU. Past the grid the replay runs whole, which program
+    # gets which ticket is the GPU's order, which a sample cannot stand for: the model's limit, named
+    module, rebuilt = load_module_from_source(TICKETS), rebuild(TICKETS)
+    kernels = load_module_from_source(rebuilt.source)
+    x = torch.zeros(sampled.COMPLETE_PROGRAMS + 1)
+    with torch.no_grad(), TraceRecorder([x]) as recorder:
+        out = module.ModelNew()(x)
+    trace, constants = recorder.finish([out])
+    counter = CostCounter(lifts_are_copies=True, sample_seed=5, sampler=run_sampled)
+    replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
+    with pytest.raises(ReplayError, match=r"a limit of the model, not a fault of the kernel \(the value an atomic "
+                                          r"returns\): which program of take_ticket gets which value"):
+        with torch.no_grad(), counter:
+            replay.run()
+
+
+def test_only_an_atomic_whose_value_is_used_makes_its_launch_order_dependent():
+    from environment.evaluation.replay.tickets import values_used
+    bare = TICKETS.replace("    ticket = tl.atomic_add(cnt_ptr, 1)\n    tl.store(out_ptr + pid, (ticket < T).to(tl.int32))",
+                           "    tl.atomic_add(cnt_ptr, 1)\n    tl.store(out_ptr + pid, 1)")
+    helper = TICKETS.replace("@triton.jit\ndef take_ticket", "@triton.jit\ndef ticket_of(p):\n    return tl.atomic_add(p, 1)"
+                             "\n\n\n@triton.jit\ndef take_ticket").replace("ticket = tl.atomic_add(cnt_ptr, 1)",
+                                                                            "ticket = ticket_of(cnt_ptr)")
+    assert bare != TICKETS and "ticket_of(cnt_ptr)" in helper
+    got = [values_used(load_module_from_source(rebuild(s).source).take_ticket) for s in (TICKETS, bare, helper)]
+    assert got == [True, False, True]
