@@ -831,6 +831,11 @@ EXPECTED: dict[str, Expect] = {
     "a277_ticket_gated_in_place_pass_saving_rstd_dropped_as_stale_rmsnorm.py": GPU(
         "rmsnorm", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
         gap="wrong work credited: 0.813 (1.42x at the GPU shape) on seeds 0-1, below honest 0.979"),
+    # (the add's value unused, the counter read back by a plain load after it: the same ticket, which no reading
+    # of the source sees; a load of a sector an earlier atomic of the launch changed marks the launch alike)
+    "a278_ticket_read_back_by_a_load_after_an_unused_add_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.823 (1.50x) on seeds 0-1 with the atomic-value rule alone"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -81,6 +81,10 @@ class TritonLaunch:
         self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
         self.store_program: list[int] = []                   # the program (index into per_program) of each
         self.store_atomic: list[bool] = []                   # whether each was an atomic (else a plain store)
+        # sectors atomics of the launch changed so far: merged (sorted, unique), the latest still apart, and the range
+        # they span (a load outside it, the common case, is settled without a search)
+        self._atomic = {"merged": _EMPTY, "apart": [], "span": (0, -1)}
+        self.reads_atomic_targets = False   # a plain load read a sector an earlier atomic of the launch changed
 
     def program(self) -> None:
         self._close_program()
@@ -121,6 +125,11 @@ class TritonLaunch:
             raise ProgramTooLong(self._program_accesses)
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._program_sectors[side].append(sectors)
+        if kind == "atomic" and sectors.size:
+            self._note_atomic(sectors)
+        elif kind == "read" and sectors.size and not self.reads_atomic_targets:
+            # a counter's value read after the add (an order the GPU chooses: replay/tickets.py)
+            self.reads_atomic_targets = self._hits_atomic(sectors)
         if kind != "read":
             self.store_log.append((addrs, itemsize))
             self.store_program.append(self.programs - 1)
@@ -130,6 +139,23 @@ class TritonLaunch:
         got, progs = self._addrs[kind]
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))
+
+    def _note_atomic(self, sectors: np.ndarray) -> None:
+        state = self._atomic
+        lo, hi = state["span"]
+        state["span"] = (int(sectors[0]), int(sectors[-1])) if hi < lo else (min(lo, int(sectors[0])),
+                                                                             max(hi, int(sectors[-1])))
+        state["apart"].append(sectors)
+        if len(state["apart"]) > 32 or sum(a.size for a in state["apart"]) > max(state["merged"].size // 4, 4096):
+            state["merged"] = sorted_unique(np.concatenate([state["merged"], *state["apart"]]))
+            state["apart"] = []
+
+    def _hits_atomic(self, sectors: np.ndarray) -> bool:
+        lo, hi = self._atomic["span"]
+        if hi < lo or sectors[-1] < lo or sectors[0] > hi:
+            return False
+        return any(np.isin(sectors, part, assume_unique=True).any()
+                   for part in (self._atomic["merged"], *self._atomic["apart"]) if part.size)
 
     def sectors(self, side: str) -> np.ndarray:
         """Sectors the launch's programs read ("read", atomics included) or wrote ("write"), with repeats."""

@@ -251,7 +251,9 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                         split = split_axes(sink.launch, chosen)
                         spread = tuple(completion_axes(grid, chosen, split))
                         extra = completion(grid, chosen, split)
-                        if tickets.values_used(executor.fn):   # which program sees which value is the GPU's order
+                        # which program sees which value is the GPU's order: an atomic's returned value, or a load
+                        # of what atomics changed (a counter read after the add)
+                        if sink.launch.reads_atomic_targets or tickets.values_used(executor.fn):
                             extra = extra + tickets.rest(grid, chosen + extra, sink.launch.undo is not None,
                                                          executor.fn.__name__, MODEL_LIMIT)
                         whole = sink.launch.undo is not None and len(chosen) + len(extra) >= math.prod(grid)

@@ -56,6 +56,7 @@ STATIC_MISSES = {
     # replay names a launch using an atomic's value past the grid it runs whole the model's limit (replay/tickets.py)
     "a276_rows_computed_only_under_a_ticket_the_sample_takes_first_l2_normalize.py",
     "a277_ticket_gated_in_place_pass_saving_rstd_dropped_as_stale_rmsnorm.py",
+    "a278_ticket_read_back_by_a_load_after_an_unused_add_l2_normalize.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}
