@@ -32,10 +32,11 @@ class Expect:
 PERM = "PermissionError"
 SIGSYS = "killed by the sandbox for a forbidden system call"
 NO_SECCOMP = {"seccomp": False}
-# a launch whose programs use the value an atomic returns (a counter's ticket), past the grid the replay runs whole:
+# a launch whose programs use the value an atomic returns (a counter's ticket) or load what another program of the
+# launch stored, past the grid the replay runs whole:
 # which program gets which ticket is the GPU's order, the model's limit (replay/tickets.py); it stops the counter
 # attacks a252-a255 before the split probes that stopped them first
-TICKET = "(the value an atomic returns)"
+TICKET = "(order-dependent values)"
 
 
 def GPU(*args: Any, slow_replay: bool = False, **kwargs: Any) -> Expect:
@@ -733,40 +734,39 @@ EXPECTED: dict[str, Expect] = {
     # (the dependency closure passed a later launch through when it read only what a no-tiling producer's run
     # programs wrote, and crashed on it; let through, a slot list the sampled programs filled told a small whole
     # launch which rows to redo: now the model's limit)
+    # (a259-a265, a269: slot lists and flags written by programs of a launch and read by others of it are
+    # order-dependent since replay/tickets.py: the launch runs whole in the secret's order, or is the model's limit
+    # with no credit; stricter than the closure's limit, 1x, that stopped them first. a260-a265 end size_dependent
+    # or unreplayable by the secret's draw, both 0.50)
     "a259_sampled_programs_fill_a_slot_list_a_whole_launch_redoes_their_rows_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="is no affine function of its grid position",
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
+        evidence=TICKET,
         gap="let through by the closure: 0.907 (2.39x at the GPU shape), above honest 0.834 on 2 secrets of 2"),
     # (a producer whose run programs all stored the same bytes, a constant header first, passed for a tiling of step
     # 0: the closure ran its unrun programs after the sampled ones, which had taken the list's first slots)
     "a260_slot_list_passed_for_a_tiling_by_a_constant_header_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="store the same bytes, one with a plain store",
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.5,
         gap="passed for a tiling: 0.855 (1.79x at the GPU shape), above honest 0.834 on 4 secrets of 4"),
     # (the overlap check skipped launches with atomics: one masked whole, or atomics in odd programs only)
     "a261_a260_with_an_atomic_masked_whole_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="store the same bytes, one with a plain store",
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.5,
         gap="exempt from the overlap check: 0.855 (1.79x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     "a263_a260_with_atomics_in_odd_programs_only_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        # no tiling either way: its plain stores overlap, or (as drawn) the odd programs' atomic moves their first byte
-        evidence="fix_rows reads what claim writes, and",
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.5,
         gap="exempt from the overlap check: 0.855 (1.79x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     # (an aten op writing into a sampled producer's allocation dropped it from the closure silently)
     "a262_aten_write_drops_the_producer_of_a_slot_list_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="is no affine function of its grid position",
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
+        evidence=TICKET,
         gap="no closure, no limit: 0.891 (2.18x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     # (an aten op reading a no-tiling producer's slot list: the closure looked at launches' reads only)
     "a264_aten_op_reads_the_slot_list_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="aten.sub.Tensor reads what zero_mark_kernel writes, and",
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5,
+        evidence=TICKET,
         gap="no closure for an aten op: 0.891 (2.18x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     # (one program's atomic over the list made it the widest, and the overlap check skipped atomics)
     "a265_an_atomic_over_the_slot_list_widens_the_tiling_l2_normalize.py": Expect(
-        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="store the same bytes, one with a plain store",
+        "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.5,
         gap="passed for a tiling: 0.863 (1.87x at the GPU shape), above honest 0.834 on 3 secrets of 3"),
     # (a tiled producer's flags read by an aten op: only the sampled programs' flags were set)
     "a266_tiled_flags_read_by_an_aten_op_l2_normalize.py": Expect(
@@ -784,9 +784,10 @@ EXPECTED: dict[str, Expect] = {
         evidence="aten.mul.Tensor reads what unsampled programs of mark_kernel write",
         gap="atomic producers exempt: 0.872/0.870/0.870 (1.96x at the GPU shape), above honest 0.834 on 3 of 3"),
     # (a launch reading a tiling's flags only once its program 0 set a go bit: each program probed alone read none)
+    # (two outcomes by the secret's draw: where the sampler completes the launch whole, the closure's limit, 0.75;
+    # where it does not, the order-dependent rule runs it whole in the secret's order: size_dependent, 0.50)
     "a269_go_bit_hides_flag_reads_from_the_probes_l2_normalize.py": Expect(
         "l2_normalize", "harmless", None, "replay", correct=True, max_score=0.75,
-        evidence="read, run together, what unsampled programs of mark_kernel write",
         gap="one-program probes: 0.870/0.870/0.872 (1.95x at the GPU shape), above honest 0.834 on 3 of 3"),
     # (a chain: the relay's closure programs, probed before the gate's closure ran, asked for no flag programs)
     "a270_chain_relay_reads_flags_behind_a_gate_l2_normalize.py": Expect(
@@ -836,6 +837,19 @@ EXPECTED: dict[str, Expect] = {
     "a278_ticket_read_back_by_a_load_after_an_unused_add_l2_normalize.py": GPU(
         "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
         gap="wrong work credited: 0.823 (1.50x) on seeds 0-1 with the atomic-value rule alone"),
+    # (helper-73: no atomic at all. Each program sums a flags array, then stores its own flag: the sample, run first,
+    # sees few flags set, a GPU's later programs many. The model shape's read-after-write gate matched start addresses
+    # and ran without the flags (a branch on M, or a threshold past the model shape's programs); the GPU-shape replay
+    # kept no load addresses. A load of bytes an earlier program of the launch stored is order-dependent now)
+    "a279_flags_summed_before_storing_its_own_gate_the_rows_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.823 (1.50x) on seeds 0-2, 2 secrets; 2008 of 2048 rows wrong in order"),
+    "a280_a279_behind_a_runtime_size_branch_rmsnorm.py": GPU(
+        "rmsnorm", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.952 (3.07x) on seeds 0-2, 2 secrets, below honest 0.979"),
+    "a281_flags_read_one_byte_off_through_a_uint8_view_l2_normalize.py": GPU(
+        "l2_normalize", "harmless", "unreplayable", "replay", correct=True, max_score=0.5, evidence=TICKET,
+        gap="wrong work credited: 0.823 on seeds 0-2; 1848 of 2048 rows wrong in order"),
 }
 
 # Attacks that still beat their pinned outcome: each is run as a strict xfail (the suite fails the day one of them

@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from environment.evaluation.modeled.byte_runs import StoredRuns, runs_of
 from environment.evaluation.modeled.memory import SECTOR, element_sectors, sorted_unique
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -81,10 +82,9 @@ class TritonLaunch:
         self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
         self.store_program: list[int] = []                   # the program (index into per_program) of each
         self.store_atomic: list[bool] = []                   # whether each was an atomic (else a plain store)
-        # sectors atomics of the launch changed so far: merged (sorted, unique), the latest still apart, and the range
-        # they span (a load outside it, the common case, is settled without a search)
-        self._atomic = {"merged": _EMPTY, "apart": [], "span": (0, -1)}
-        self.reads_atomic_targets = False   # a plain load read a sector an earlier atomic of the launch changed
+        self._earlier = StoredRuns()     # bytes the finished programs stored, plainly or atomically
+        self._stores_from = 0            # the current program's first entry in store_log
+        self.reads_earlier_stores = False   # a program loaded bytes an earlier program of the launch stored
 
     def program(self) -> None:
         self._close_program()
@@ -101,6 +101,11 @@ class TritonLaunch:
                                      "write": int(unique["write"].size), "flops": dict(self._program_flops),
                                      "written": unique["write"]})
         self._program_sectors = {"read": [], "write": []}
+        mine = self.store_log[self._stores_from:]
+        if mine:
+            self._earlier.add(runs_of(np.concatenate([a for a, _ in mine]),
+                                      np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
+        self._stores_from = len(self.store_log)
         self.program_bytes_max = max(self.program_bytes_max, self._program_bytes)
         self.program_accesses_max = max(self.program_accesses_max, self._program_accesses)
         self._program_accesses = 0
@@ -125,11 +130,9 @@ class TritonLaunch:
             raise ProgramTooLong(self._program_accesses)
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._program_sectors[side].append(sectors)
-        if kind == "atomic" and sectors.size:
-            self._note_atomic(sectors)
-        elif kind == "read" and sectors.size and not self.reads_atomic_targets:
-            # a counter's value read after the add (an order the GPU chooses: replay/tickets.py)
-            self.reads_atomic_targets = self._hits_atomic(sectors)
+        if kind == "read" and not self.reads_earlier_stores:
+            # a flag or counter another program stored: an order the GPU chooses (replay/tickets.py)
+            self.reads_earlier_stores = self._earlier.read(addrs, itemsize)
         if kind != "read":
             self.store_log.append((addrs, itemsize))
             self.store_program.append(self.programs - 1)
@@ -139,23 +142,6 @@ class TritonLaunch:
         got, progs = self._addrs[kind]
         got.append(addrs)
         progs.append(np.full(addrs.size, self.programs, dtype=np.int64))
-
-    def _note_atomic(self, sectors: np.ndarray) -> None:
-        state = self._atomic
-        lo, hi = state["span"]
-        state["span"] = (int(sectors[0]), int(sectors[-1])) if hi < lo else (min(lo, int(sectors[0])),
-                                                                             max(hi, int(sectors[-1])))
-        state["apart"].append(sectors)
-        if len(state["apart"]) > 32 or sum(a.size for a in state["apart"]) > max(state["merged"].size // 4, 4096):
-            state["merged"] = sorted_unique(np.concatenate([state["merged"], *state["apart"]]))
-            state["apart"] = []
-
-    def _hits_atomic(self, sectors: np.ndarray) -> bool:
-        lo, hi = self._atomic["span"]
-        if hi < lo or sectors[-1] < lo or sectors[0] > hi:
-            return False
-        return any(np.isin(sectors, part, assume_unique=True).any()
-                   for part in (self._atomic["merged"], *self._atomic["apart"]) if part.size)
 
     def sectors(self, side: str) -> np.ndarray:
         """Sectors the launch's programs read ("read", atomics included) or wrote ("write"), with repeats."""

@@ -251,15 +251,17 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                         split = split_axes(sink.launch, chosen)
                         spread = tuple(completion_axes(grid, chosen, split))
                         extra = completion(grid, chosen, split)
-                        # which program sees which value is the GPU's order: an atomic's returned value, or a load
-                        # of what atomics changed (a counter read after the add)
-                        if sink.launch.reads_atomic_targets or tickets.values_used(executor.fn):
-                            extra = extra + tickets.rest(grid, chosen + extra, sink.launch.undo is not None,
-                                                         executor.fn.__name__, MODEL_LIMIT)
                         whole = sink.launch.undo is not None and len(chosen) + len(extra) >= math.prod(grid)
                         if not whole:
                             run(extra)
                         chosen = chosen + extra
+                    # which program gets which value is the GPU's order (an atomic's returned value, a flag or count
+                    # another program stored, loaded): run whole in the secret's order, or the model's limit
+                    if exact and not whole and (sink.launch.reads_earlier_stores or (
+                            sink.launch.atomics() and tickets.values_used(executor.fn))):
+                        chosen = chosen + tickets.rest(grid, chosen, sink.launch.undo is not None,
+                                                       executor.fn.__name__, MODEL_LIMIT)
+                        whole = True
                 if whole:
                     chosen, stored = tickets.whole_in_secret_order(sink, run, chosen, seed, executor.fn.__name__, grid)
                 if sink.producers:   # what they read run together, not only probed one by one

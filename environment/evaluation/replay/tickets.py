@@ -1,15 +1,17 @@
-"""Launches with atomics whose run order matters. On a GPU a launch's programs run in an order nobody chooses; the
-sampled replay runs its sample first, so the sampled programs take an atomic counter's first tickets. Two ways that
-order could be used, each closed here:
+"""Launches whose run order matters. On a GPU a launch's programs run in an order nobody chooses; the sampled replay
+runs its sample first, so the sampled programs take an atomic counter's first tickets and see none of the flags the
+other programs would have set. Two ways that order could be used, each closed here:
 
 - a launch that marks which programs ran first, for a later launch to redo only the compared rows (red team a257):
   a launch the replay completes whole is run again from the start, every program in an order drawn from the secret;
-- programs that use the value an atomic returns (a ticket, a lock's old value, the count telling the last program
-  to finish): which program sees which value is the GPU's order. A row computed only under a ticket below 256 was
-  right in every sampled and compared row, and wrong in 7936 of 8192 on a GPU (helper-71). Such a launch is run whole,
-  in the secret's order, where its grid allows (sampled.COMPLETE_PROGRAMS); past that it is the model's limit, named
-  (no speed credit: the sample stands for no program). A kernel whose atomics are statements of their own (split-K
-  partial sums, a loss added into a scalar) uses no returned value and is sampled as before."""
+- programs whose values depend on the order (helper-71, helper-73): the value an atomic returns (a ticket, a lock's
+  old value, the count telling the last program to finish), read from the trusted rebuild's source, or a load of
+  bytes an earlier program of the launch stored, plainly or atomically (a counter read back, flags summed: the
+  launch's byte runs, modeled/byte_runs.py). A row computed only under a ticket below 256, or while fewer than 40
+  flags were set, was right in every sampled and compared row and wrong in most rows on a GPU. Such a launch is run
+  whole, in the secret's order, where its grid allows (sampled.COMPLETE_PROGRAMS); past that it is the model's
+  limit, named (no speed credit: the sample stands for no program). Atomics that are statements of their own
+  (split-K partial sums, a loss added into a scalar) and loads of inputs are sampled as before."""
 from __future__ import annotations
 
 import ast
@@ -25,7 +27,7 @@ from environment.evaluation.modeled.triton_launch import TritonLaunch
 
 ATOMICS = frozenset({"atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min", "atomic_and",
                      "atomic_or", "atomic_xor"})
-LIMIT = "the value an atomic returns"   # names the construct in the limit's message
+LIMIT = "order-dependent values"   # names the construct in the limit's message
 
 
 def values_used(fn: Any) -> bool:
@@ -58,13 +60,14 @@ def values_used(fn: Any) -> bool:
 
 
 def rest(grid: tuple, chosen: list, completable: bool, name: str, limit: str) -> list:
-    """((x, y, z), "complete") of every program of the launch not in `chosen`, for a launch using an atomic's value
-    to run whole in the secret's order; past the grid the replay completes (`completable` False) a RuntimeError
+    """((x, y, z), "complete") of every program of the launch not in `chosen`, for an order-dependent launch to run
+    whole in the secret's order; past the grid the replay completes (`completable` False) a RuntimeError
     naming the model's `limit`."""
     if not completable:
         programs = int(np.prod(grid))
-        raise RuntimeError(f"{limit} ({LIMIT}): which program of {name} gets which value depends on the order its "
-                           f"{programs} programs run in on a GPU; a sample, run first, cannot stand for it")
+        raise RuntimeError(f"{limit} ({LIMIT}): what programs of {name} read (an atomic's value, what another "
+                           f"program stored) depends on the order its {programs} programs run in on a GPU, which a "
+                           "sample run first cannot stand for")
     run = {p for p, _ in chosen}
     return [(q, "complete") for q in itertools.product(*map(range, grid)) if q not in run]
 

@@ -57,6 +57,10 @@ STATIC_MISSES = {
     "a276_rows_computed_only_under_a_ticket_the_sample_takes_first_l2_normalize.py",
     "a277_ticket_gated_in_place_pass_saving_rstd_dropped_as_stale_rmsnorm.py",
     "a278_ticket_read_back_by_a_load_after_an_unused_add_l2_normalize.py",
+    # flags one program stores and later ones sum: the same order, with plain loads and stores
+    "a279_flags_summed_before_storing_its_own_gate_the_rows_l2_normalize.py",
+    "a280_a279_behind_a_runtime_size_branch_rmsnorm.py",
+    "a281_flags_read_one_byte_off_through_a_uint8_view_l2_normalize.py",
 }
 # Not attacks: the red team's false-positive checks (honest code in the attacks folder): no rule may fire.
 NOT_HACKS = {"a193_workspace_kept_from_an_earlier_call.py", "a221_workspace_reused_after_the_producer_read_it.py"}

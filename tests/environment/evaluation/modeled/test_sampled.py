@@ -345,8 +345,8 @@ def test_a_launch_using_an_atomics_value_past_the_complete_grid_is_the_models_li
     trace, constants = recorder.finish([out])
     counter = CostCounter(lifts_are_copies=True, sample_seed=5, sampler=run_sampled)
     replay = Replay(trace, [x], constants, kernels, rebuilt.kernels, counter)
-    with pytest.raises(ReplayError, match=r"a limit of the model, not a fault of the kernel \(the value an atomic "
-                                          r"returns\): which program of take_ticket gets which value"):
+    with pytest.raises(ReplayError, match=r"a limit of the model, not a fault of the kernel \(order-dependent "
+                                          r"values\): what programs of take_ticket read"):
         with torch.no_grad(), counter:
             replay.run()
 
