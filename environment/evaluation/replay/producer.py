@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from environment.evaluation.modeled.byte_runs import runs_of
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import TritonLaunch
-from environment.evaluation.replay.tile_stores import inside, segments_of, stores_of
+from environment.evaluation.replay.tile_stores import inside, stores_of
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Why a producer is no tiling the closure can follow (ClosureLimit's message, {p}: the producer)
@@ -104,7 +105,7 @@ def _tiling(grid: tuple, chosen: list, store_log: list, owners: np.ndarray, span
                         minlength=len(chosen))
     widest = max(stored, key=lambda k: (sizes[k], -k))
     part.base, part.steps = (tuple(chosen[widest][0]), int(firsts[widest])), steps
-    part.segments = segments_of(*stores_of(log, owners, widest)) - int(firsts[widest])
+    part.segments = runs_of(*stores_of(log, owners, widest)) - int(firsts[widest])
     if not all(inside(part.segments, *stores_of(log, owners, k), int(part.offsets(p))) for k, p in zip(stored, pos)):
         return None
     return part
@@ -126,7 +127,7 @@ def _overlapping(store_log: list, owners: np.ndarray, atomic: list[bool], stored
     if not any(not added for _, added in per):
         return False
     runs = sorted((int(a), int(b), k, added) for (k, added), mine in per.items()
-                  for a, b in segments_of(np.concatenate([a for a, _ in mine]).astype(np.int64),
+                  for a, b in runs_of(np.concatenate([a for a, _ in mine]).astype(np.int64),
                                         np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
     # sweep by start: a run overlaps an earlier one when it starts before that one's end. For each kind (plain,
     # atomic), the two furthest ends reached so far by runs of two different programs: one of them is another

@@ -8,20 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from environment.evaluation.modeled.byte_runs import runs_of
 from environment.evaluation.modeled.memory import SECTOR
 from environment.evaluation.modeled.triton_launch import TritonLaunch
-
-
-def segments_of(addrs: np.ndarray, itemsize: np.ndarray) -> np.ndarray:
-    """[start, end) byte runs covering the stored elements (addresses with their item sizes)."""
-    order = np.argsort(addrs, kind="stable")
-    start, end = addrs[order], addrs[order] + itemsize[order]
-    reach = np.maximum.accumulate(end)
-    new = np.ones(start.size, dtype=bool)
-    new[1:] = start[1:] > reach[:-1]
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], start.size) - 1
-    return np.stack([start[first], reach[last]], axis=1)
 
 
 def stores_of(store_log: list, owners: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +91,7 @@ def class_tiles(p: Any, part: Any, store_log: list, owners: np.ndarray, chosen: 
         if k not in mine_of:
             tiles[key] = None   # a busy program storing nothing: its class's tile is no rule
             continue
-        mine = segments_of(*stores_of(mine_of[k], np.full(len(mine_of[k]), k), k)) - \
+        mine = runs_of(*stores_of(mine_of[k], np.full(len(mine_of[k]), k), k)) - \
             int(part.offsets(np.asarray(pos, dtype=np.int64)))
         if key not in tiles:
             tiles[key] = mine
