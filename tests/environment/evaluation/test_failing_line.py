@@ -8,6 +8,7 @@ from environment.evaluation.harness import evaluate
 from environment.evaluation.result import EvalResult
 from environment.evaluation.static.checks import check_source
 from environment.tasks import get_task
+from tests.support.evaluated import evaluated
 
 REF = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, bias):\n        return x + bias\n"
 FALLBACK = """import torch
@@ -31,8 +32,8 @@ def test_static_findings_name_their_lines():
     assert check_source("", REF).line is None  # not tied to a line
 
 
-def _evaluated(source: str) -> EvalResult:
-    result = evaluate(get_task("gelu_bias"), source, seed=0)
+def _evaluated(source: str, shared: bool = False) -> EvalResult:
+    result = (evaluated if shared else evaluate)(get_task("gelu_bias"), source, seed=0)
     return EvalResult.model_validate_json(result.model_dump_json())  # what the playground reads back
 
 
@@ -50,5 +51,5 @@ def test_a_static_hack_points_at_its_construct_and_a_clean_step_at_nothing():
     hack = next(f for f in r.findings if f.hack)
     assert hack.name == F.TRY_EXCEPT_FALLBACK and hack.line == 5 and r.failing_line == 5
     good = next(p for p in get_task("gelu_bias").solutions["correct"] if p.name.startswith("torch_"))
-    ok = _evaluated(good.read_text())
+    ok = _evaluated(good.read_text(), shared=True)   # a shipped solution: test_tasks's evaluation, shared
     assert ok.compiled and ok.failing_line is None and ok.load.line is None

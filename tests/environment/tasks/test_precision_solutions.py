@@ -12,13 +12,16 @@ from environment.evaluation import flags as F
 from environment.evaluation.harness import evaluate
 from environment.reward import score
 from environment.tasks import get_task
+from tests.support.evaluated import evaluated
 
 pytestmark = pytest.mark.skipif(detect_backend() != "cpu", reason="modeled pricing and interpreter numerics")
 TASK = get_task("matmul_bias_relu")
 
 
 def _evaluated(kind: str, name: str):
-    result = evaluate(TASK, (TASK.reference_path.parent / "solutions" / kind / name).read_text(), seed=0)
+    # shipped solutions at seed 0 under the default settings: the evaluations test_tasks (and the red team's honest
+    # bar) make, shared with them in a run
+    result = evaluated(TASK, (TASK.reference_path.parent / "solutions" / kind / name).read_text(), seed=0)
     assert result.outcome == "ok", result.harness_error
     return result, score(result)[0]
 
