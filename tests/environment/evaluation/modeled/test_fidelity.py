@@ -10,8 +10,8 @@ import pytest
 
 from environment.config import harness_config
 from environment.feedback import render
-from environment.evaluation.harness import evaluate
 from environment.tasks import get_task
+from tests.support.evaluated import evaluated
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(__import__("environment.config", fromlist=["x"]).detect_backend() != "cpu",
@@ -24,12 +24,18 @@ def _shipped(task_id: str, prefix: str) -> str:
     return next(p for p in task.solutions["correct"] if p.name.startswith(prefix)).read_text()
 
 
-def _time_us(task_id: str, source: str):
-    # a generous budget: a grid of a few huge programs interprets for long on a loaded 2-core host, and
-    # this test is about prices, not about how long the interpreter takes
+def _priced(task_id: str, source: str):
+    """The evaluation every test here reads, once per run for each source (the shipped fused GELU is the good
+    kernel of three pairs and of both register tests). A generous budget: a grid of a few huge programs
+    interprets for long on a loaded 2-core host, and this file is about prices, not about how long the
+    interpreter takes."""
     config = dataclasses.replace(harness_config(), gpu_shape_pricing=True, timeout_s=60.0,
                                  total_timeout_s=600.0)
-    result = evaluate(get_task(task_id), source, config, seed=3)
+    return evaluated(get_task(task_id), source, config, seed=3)
+
+
+def _time_us(task_id: str, source: str):
+    result = _priced(task_id, source)
     p = result.performance
     assert result.correct and p is not None and p.speedup_kind == "modeled", (result.flags, p and p.note)
     cost = p.modeled_candidate
@@ -61,11 +67,6 @@ def test_the_worse_kernel_is_modeled_slower_by_at_least_the_pinned_ratio(task_id
     assert all(launch.sampled_programs for launch in worse_cost.launches)   # a sample, scaled to the grid
 
 
-def _evaluated(task_id: str, source: str):
-    config = dataclasses.replace(harness_config(), gpu_shape_pricing=True)
-    return evaluate(get_task(task_id), source, config, seed=3)
-
-
 def _gelu_tiles(block: int) -> str:
     """The shipped fused GELU (4 warps, 1024-element tiles) with larger tiles: the same work."""
     source = _shipped("gelu_bias", "triton_fused")
@@ -83,7 +84,7 @@ def test_spilled_registers_are_priced_as_local_memory_traffic():
     assert all(launch.spill_bytes > 0 for launch in worse.launches)
     assert all(launch.spill_bytes == 0 for launch in good.launches)
     assert worse.peak_fraction < good.peak_fraction
-    result = _evaluated("gelu_bias", _gelu_tiles(16384))
+    result = _priced("gelu_bias", _gelu_tiles(16384))   # the evaluation _time_us read above
     compiled = result.performance.compile
     assert compiled and all(info.ok and info.spills and info.registers == 255 for info in compiled), compiled
     assert "MB of spilled registers" in render(result, 0.0, {})   # the feedback says why
