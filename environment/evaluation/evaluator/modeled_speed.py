@@ -33,6 +33,7 @@ from environment.evaluation.transport.frames import FrameError
 from environment.evaluation.evaluator.outcome import StageContext, StageOutcome
 from environment.evaluation.evaluator.replay_jobs import no_credit as _no_credit, replay as _replay
 from environment.evaluation.faults import HarnessFault
+from environment.evaluation.modeled.gates import modeled_gates
 from environment.evaluation.transport.protocol import (Count, Counted, Ran, Run, TraceCall, Traced)
 from environment.evaluation.evaluator.inputs import json_init, make_inputs
 from environment.evaluation.evaluator.credit import credited_speedup, not_worth_pricing, validate_cost
@@ -265,6 +266,12 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
     elif gpu is not None:
         from environment.evaluation.evaluator import gpu_shape
         priced = gpu_shape.price(ctx, gpu, head, checked, spec, tolerance, validate_cost, launches == 0)
+        # a race the model shape saw is the kernel's own fault, which a GPU-shape limit must not hide (replay/tickets.py
+        # names a launch reading what other programs stored the model's limit there)
+        own = [e for e in modeled_gates(report) if e.startswith(F.CROSS_PROGRAM_RACE)]
+        if priced.flag and own:
+            flag, why = own[0].split(": ", 1)
+            return _no_credit(flag, f"No speed credit: {why}.", triton_launches=launches)
         if priced.flag:
             return _no_credit(priced.flag, f"At the GPU shape {gpu.shape}: {priced.why}. {priced.fix}".rstrip(),
                               triton_launches=launches)
@@ -285,7 +292,6 @@ def _judge(ctx: StageContext, shape: dict, c_head: Traced, c_tensors: list, h_he
             gpu_note += (f" Priced at the model shape for that reason, it earns at most {cap:g}x (the reference's "
                          "speed): a price the GPU shape cannot confirm never pays more than copying the reference.")
 
-    from environment.evaluation.modeled.gates import modeled_gates
     compile_infos = occ.infos_for(occ.distinct(report.get("kernels") or []), compiled, compile_all)
     speedup = modeled_speedup(ref_cost, cand_cost, spec)
     if speedup is not None and cap is not None:
