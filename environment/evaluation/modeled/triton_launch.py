@@ -82,9 +82,15 @@ class TritonLaunch:
         self.store_log: list[tuple[np.ndarray, int]] = []   # (byte addresses, itemsize) of every store
         self.store_program: list[int] = []                   # the program (index into per_program) of each
         self.store_atomic: list[bool] = []                   # whether each was an atomic (else a plain store)
-        self._earlier = StoredRuns()     # bytes the finished programs stored, plainly or atomically
+        self._earlier: StoredRuns | None = None   # bytes the finished programs stored (watch_order: sampled launches)
         self._stores_from = 0            # the current program's first entry in store_log
         self.reads_earlier_stores = False   # a program loaded bytes an earlier program of the launch stored
+
+    def watch_order(self) -> None:
+        """Note from now on whether a program loads bytes an earlier program of the launch stored (the sampled
+        replay's order check, replay/tickets.py; other launches skip the work)."""
+        self._earlier = StoredRuns()
+        self._stores_from = len(self.store_log)
 
     def program(self) -> None:
         self._close_program()
@@ -101,7 +107,7 @@ class TritonLaunch:
                                      "write": int(unique["write"].size), "flops": dict(self._program_flops),
                                      "written": unique["write"]})
         self._program_sectors = {"read": [], "write": []}
-        mine = self.store_log[self._stores_from:]
+        mine = self.store_log[self._stores_from:] if self._earlier is not None else []
         if mine:
             self._earlier.add(runs_of(np.concatenate([a for a, _ in mine]),
                                       np.concatenate([np.full(a.size, z, dtype=np.int64) for a, z in mine])))
@@ -130,7 +136,7 @@ class TritonLaunch:
             raise ProgramTooLong(self._program_accesses)
         for side in (("read", "write") if kind == "atomic" else (kind,)):
             self._program_sectors[side].append(sectors)
-        if kind == "read" and not self.reads_earlier_stores:
+        if kind == "read" and self._earlier is not None and not self.reads_earlier_stores:
             # a flag or counter another program stored: an order the GPU chooses (replay/tickets.py)
             self.reads_earlier_stores = self._earlier.read(addrs, itemsize)
         if kind != "read":

@@ -234,6 +234,7 @@ def run_sampled(executor, args_dev, kwargs, sink, seed: int, exact: bool = True)
                 # a launch small enough to be completed whole keeps what its stores and atomics overwrote, to be run
                 # again in the secret's order if it is (tickets.whole_in_secret_order)
                 sink.launch.undo = [] if math.prod(grid) <= COMPLETE_PROGRAMS else None
+                sink.launch.watch_order()
                 whole = False
                 # every program this launch runs stores where the others may: an element two of them store with
                 # different values is a race on a GPU (red team a252: a program told by an atomic counter that it runs
